@@ -1,0 +1,503 @@
+"""The YAML config (schema version 1): its model, loading, and error reporting.
+
+Loading goes: read the file, parse YAML (``yaml.safe_load``), expand
+``${VAR}`` / ``${VAR:-default}`` in string values, validate with
+pydantic-settings (``MEMCONFIG_*`` environment variables override the file,
+nested with ``__``), then check what needs the disk (template and credentials
+files, installed protocols). Every problem found is reported at once, each
+with its key path.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
+
+from .exceptions import ConfigError, Problem
+from .presets import PRESETS, Preset
+from .redact import redact_options
+from .templates import Template, TemplateError
+
+__all__ = [
+    "AppenderConfig",
+    "CacheConfig",
+    "Config",
+    "FormatterConfig",
+    "LoaderConfig",
+    "LoggingConfig",
+    "SourceConfig",
+    "expand_vars",
+    "load_config",
+]
+
+MEMORY_SLOT = "agent_memory"
+SECTION_SLOTS = frozenset({"path", "name", "content"})
+
+_VAR_RE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$\{[^}]*\}?")
+
+
+class _UnsetVariable(ValueError):
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(f"environment variable ${{{name}}} is not set and has no default (write ${{{name}:-default}})")
+
+
+def expand_vars(text: str, environ: Mapping[str, str] | None = None) -> str:
+    """Expand ``${VAR}`` and ``${VAR:-default}``; ``$$`` is a literal ``$``.
+
+    Raises:
+        ValueError: a variable is unset and has no default, or a ``${`` is malformed.
+    """
+    if "$" not in text:
+        return text
+    env = os.environ if environ is None else environ
+
+    def substitute(match: re.Match[str]) -> str:
+        whole = match[0]
+        if whole == "$$":
+            return "$"
+        name, default = match[1], match[2]
+        if name is None:
+            raise ValueError(f"malformed variable reference {whole!r}; use ${{NAME}} or ${{NAME:-default}}")
+        value = env.get(name)
+        if value is not None and (value or default is None):
+            return value
+        if default is not None:
+            return default
+        raise _UnsetVariable(name)
+
+    return _VAR_RE.sub(substitute, text)
+
+
+def _check_vars(value: str | None) -> str | None:
+    if value is not None:
+        expand_vars(value)
+    return value
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SourceConfig(_Model):
+    """One entry of ``sources``: a URL or a glob, with its options.
+
+    ``url`` and ``glob`` are kept as written; ``${VAR}`` and ``~`` are
+    expanded when the pipeline is built, because the text as written is the
+    source's identity (the section header and the key in state).
+    """
+
+    url: str | None = None
+    glob: str | None = None
+    name: str | None = None
+    required: bool = False
+    storage_options: dict[str, Any] = Field(default_factory=dict)
+    credentials: str | None = None
+    timeout: float | None = Field(default=None, gt=0)
+    retries: int | None = Field(default=None, ge=0, le=20)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, value: Any) -> Any:
+        return {"url": value} if isinstance(value, str) else value
+
+    _vars = field_validator("url", "glob")(_check_vars)
+
+    @model_validator(mode="after")
+    def _one_location(self) -> SourceConfig:
+        if (self.url is None) == (self.glob is None):
+            raise ValueError("give exactly one of 'url' or 'glob'")
+        if not self.written.strip():
+            raise ValueError("the source location is empty")
+        return self
+
+    @property
+    def written(self) -> str:
+        """The location exactly as written in the config."""
+        return self.url if self.url is not None else self.glob  # type: ignore[return-value]
+
+    @property
+    def display_name(self) -> str:
+        return self.name if self.name is not None else self.written
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        for key, value in super().__repr_args__():
+            yield key, redact_options(value) if key == "storage_options" else value
+
+
+class LoaderConfig(_Model):
+    """How sources are read."""
+
+    encoding: str = "utf-8"
+    on_decode_error: Literal["skip", "replace", "fail"] = "skip"
+    max_bytes: int = Field(default=1 << 20, gt=0)
+    concurrency: int = Field(default=16, ge=1, le=1024)
+    timeout: float = Field(default=30.0, gt=0)
+    retries: int = Field(default=2, ge=0, le=20)
+    backoff: float = Field(default=0.2, ge=0)
+
+    @field_validator("encoding")
+    @classmethod
+    def _known_encoding(cls, value: str) -> str:
+        try:
+            codecs.lookup(value)
+        except LookupError:
+            raise ValueError(f"unknown encoding {value!r}") from None
+        return value
+
+
+class CacheConfig(_Model):
+    """When sources are read again, and where their contents live in state."""
+
+    policy: Literal["once", "revalidate", "ttl", "always"] = "once"
+    ttl: float = Field(default=60.0, ge=0)
+    state_key: str = Field(default="memory_contents", min_length=1)
+
+
+class FormatterConfig(_Model):
+    """The memory block's layout: a preset, each field overridable."""
+
+    preset: str = "deepagents"
+    template: str | None = None
+    template_file: str | None = None
+    section: str | None = None
+    separator: str | None = None
+    empty: str | None = None
+    strip_html_comments: bool | None = None
+
+    @field_validator("preset")
+    @classmethod
+    def _known_preset(cls, value: str) -> str:
+        if value not in PRESETS:
+            raise ValueError(f"unknown preset {value!r}; choose one of: {', '.join(sorted(PRESETS))}")
+        return value
+
+    @field_validator("template")
+    @classmethod
+    def _valid_template(cls, value: str | None) -> str | None:
+        if value is not None:
+            Template(value, {MEMORY_SLOT}, [MEMORY_SLOT])
+        return value
+
+    @field_validator("section")
+    @classmethod
+    def _valid_section(cls, value: str | None) -> str | None:
+        if value is not None:
+            Template(value, SECTION_SLOTS)
+        return value
+
+    @model_validator(mode="after")
+    def _one_template(self) -> FormatterConfig:
+        if self.template is not None and self.template_file is not None:
+            raise ValueError("give 'template' or 'template_file', not both")
+        return self
+
+    def layout(self, template_text: str | None = None) -> Preset:
+        """The preset with this config's overrides applied."""
+        base = PRESETS[self.preset]
+        return Preset(
+            template=template_text if template_text is not None else self.template or base.template,
+            section=base.section if self.section is None else self.section,
+            separator=base.separator if self.separator is None else self.separator,
+            empty=base.empty if self.empty is None else self.empty,
+            strip_html_comments=(
+                base.strip_html_comments if self.strip_html_comments is None else self.strip_html_comments
+            ),
+        )
+
+
+class AppenderConfig(_Model):
+    """How the block joins an existing system prompt."""
+
+    separator: str = "\n\n"
+    position: Literal["append", "prepend"] = "append"
+
+
+class LoggingConfig(_Model):
+    """Where the CLI writes its JSON-lines (or console) load log."""
+
+    format: Literal["json", "console"] = "json"
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    file: str | None = None
+
+    @field_validator("level", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        return value.lower() if isinstance(value, str) else value
+
+
+class Config(BaseSettings):
+    """A whole memconfig config. Build it with :func:`load_config` or :meth:`from_mapping`."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="MEMCONFIG_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        frozen=True,
+        validate_default=True,
+    )
+
+    version: Literal[1]
+    sources: list[SourceConfig] = Field(default_factory=list)
+    base_dir: str | None = None
+    credentials_file: str | None = None
+    storage: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    loader: LoaderConfig = Field(default_factory=LoaderConfig)
+    cache: CacheConfig = Field(default_factory=CacheConfig)
+    formatter: FormatterConfig = Field(default_factory=FormatterConfig)
+    appender: AppenderConfig = Field(default_factory=AppenderConfig)
+    logging: LoggingConfig = Field(default_factory=LoggingConfig)
+
+    _file: str | None = PrivateAttr(default=None)
+    _base: Path = PrivateAttr(default_factory=Path.cwd)
+    _template_text: str | None = PrivateAttr(default=None)
+    _credentials: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Environment first: MEMCONFIG_* overrides what the YAML file says.
+        return (env_settings, init_settings)
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> Config:
+        seen: dict[str, int] = {}
+        for i, source in enumerate(self.sources):
+            if source.written in seen:
+                raise ValueError(f"sources[{i}] repeats sources[{seen[source.written]}] ({source.written!r})")
+            seen[source.written] = i
+        return self
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        for key, value in super().__repr_args__():
+            yield key, {p: redact_options(o) for p, o in value.items()} if key == "storage" else value
+
+    # -- what loading resolved --------------------------------------------
+
+    @property
+    def file(self) -> str | None:
+        """The config file this came from, if any."""
+        return self._file
+
+    @property
+    def base_path(self) -> Path:
+        """The folder relative paths in this config resolve against."""
+        return self._base
+
+    @property
+    def template_text(self) -> str | None:
+        """The text of ``formatter.template_file``, read when the config was loaded."""
+        return self._template_text
+
+    @property
+    def credentials_table(self) -> Mapping[str, Mapping[str, Any]]:
+        """Named storage options from ``credentials_file``."""
+        return self._credentials
+
+    def resolve_path(self, path: str) -> Path:
+        """A local path from this config: ``~`` expanded, relative to :attr:`base_path`."""
+        expanded = Path(os.path.expanduser(path))
+        return expanded if expanded.is_absolute() else self._base / expanded
+
+    @classmethod
+    def from_mapping(
+        cls, data: Mapping[str, Any], *, file: str | None = None, base_dir: str | Path | None = None
+    ) -> Config:
+        """Validate a plain mapping (as YAML would give) into a config.
+
+        Args:
+            data: The config's content.
+            file: Where it came from, for error messages.
+            base_dir: The folder relative paths resolve against when the config
+                sets no ``base_dir``; defaults to the current folder.
+
+        Raises:
+            ConfigError: listing every problem, each with its key path.
+        """
+        problems: list[Problem] = []
+        expanded = _expand_tree(dict(data), "", problems)
+        try:
+            config = cls(**expanded)
+        except ValidationError as exc:
+            problems += [_problem_from_pydantic(err) for err in exc.errors()]
+            raise ConfigError(problems, file=file) from None
+        except SettingsError as exc:
+            problems.append(Problem("(environment)", str(exc)))
+            raise ConfigError(problems, file=file) from None
+        if problems:
+            raise ConfigError(problems, file=file)
+        config._file = file
+        origin = Path(base_dir) if base_dir is not None else Path.cwd()
+        if config.base_dir is not None:
+            chosen = Path(os.path.expanduser(config.base_dir))
+            origin = chosen if chosen.is_absolute() else origin / chosen
+        config._base = origin.absolute()
+        _check_on_disk(config, problems)
+        if problems:
+            raise ConfigError(problems, file=file)
+        return config
+
+
+# -- loading ---------------------------------------------------------------
+
+# Keys whose strings keep ${VAR} as written (they are expanded when used).
+_KEEP_AS_WRITTEN = re.compile(r"^sources\[\d+\]\.(url|glob)$|^sources\[\d+\]$")
+
+
+def _expand_tree(value: Any, path: str, problems: list[Problem]) -> Any:
+    if isinstance(value, str):
+        if _KEEP_AS_WRITTEN.match(path):
+            return value
+        try:
+            return expand_vars(value)
+        except ValueError as exc:
+            problems.append(Problem(path, str(exc)))
+            return value
+    if isinstance(value, Mapping):
+        return {k: _expand_tree(v, f"{path}.{k}" if path else str(k), problems) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_expand_tree(v, f"{path}[{i}]", problems) for i, v in enumerate(value)]
+    return value
+
+
+def _format_loc(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _problem_from_pydantic(err: Mapping[str, Any]) -> Problem:
+    loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("function-", "union["))))
+    message = str(err["msg"])
+    message = message.removeprefix("Value error, ")
+    if err["type"] == "extra_forbidden":
+        message = "unknown key"
+    elif err["type"] == "missing":
+        message = "required key is missing"
+    elif err["type"] == "literal_error":
+        message = message.replace("Input should be", "must be")
+    return Problem(_format_loc(loc), message)
+
+
+def _check_on_disk(config: Config, problems: list[Problem]) -> None:
+    """Checks that need the filesystem or installed packages."""
+    from .sources import protocol_problem  # sources imports config
+
+    fmt = config.formatter
+    if fmt.template_file is not None:
+        path = config.resolve_path(fmt.template_file)
+        text = _read_text(path, "formatter.template_file", problems)
+        if text is not None:
+            try:
+                Template(text, {MEMORY_SLOT}, [MEMORY_SLOT])
+                config._template_text = text
+            except TemplateError as exc:
+                problems.append(Problem("formatter.template_file", f"{path}: {exc}"))
+
+    wanted = any(s.credentials is not None for s in config.sources)
+    table_ok = False
+    if wanted and config.credentials_file is not None:
+        count = len(problems)
+        config._credentials = _read_credentials(config.resolve_path(config.credentials_file), problems)
+        table_ok = len(problems) == count
+    for i, source in enumerate(config.sources):
+        if source.credentials is not None:
+            if config.credentials_file is None:
+                problems.append(Problem(f"sources[{i}].credentials", "no credentials_file is set"))
+            elif table_ok and source.credentials not in config._credentials:
+                problems.append(
+                    Problem(f"sources[{i}].credentials", f"no entry {source.credentials!r} in credentials_file")
+                )
+        problem = protocol_problem(source.written)
+        if problem:
+            problems.append(Problem(f"sources[{i}].{'url' if source.url is not None else 'glob'}", problem))
+
+
+def _read_text(path: Path, key: str, problems: list[Problem]) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        problems.append(Problem(key, f"file not found: {path}"))
+    except IsADirectoryError:
+        problems.append(Problem(key, f"is a directory: {path}"))
+    except UnicodeDecodeError as exc:
+        problems.append(Problem(key, f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})"))
+    except OSError as exc:
+        problems.append(Problem(key, f"cannot read {path}: {exc.strerror or exc}"))
+    return None
+
+
+def _read_credentials(path: Path, problems: list[Problem]) -> dict[str, dict[str, Any]]:
+    text = _read_text(path, "credentials_file", problems)
+    if text is None:
+        return {}
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        problems.append(Problem("credentials_file", _yaml_message(str(path), exc)))
+        return {}
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        problems.append(Problem("credentials_file", f"{path}: must map names to storage options"))
+        return {}
+    # Interpolation problems here name the entry, never its value.
+    found: list[Problem] = []
+    table = _expand_tree(data, "", found)
+    problems += [Problem(f"credentials_file: {p.path}", p.message) for p in found]
+    return {str(k): v for k, v in table.items()}
+
+
+def _yaml_message(file: str, exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    context = getattr(exc, "context", None)
+    text = f"{problem} ({context})" if context else str(problem)
+    if mark is not None:
+        return f"{file}:{mark.line + 1}:{mark.column + 1}: YAML syntax error: {text}"
+    return f"{file}: YAML syntax error: {text}"
+
+
+def load_config(path: str | os.PathLike[str]) -> Config:
+    """Read, parse and validate a YAML config file.
+
+    Raises:
+        ConfigError: the file cannot be read, is not valid YAML, or does not
+            describe a valid config; the message names the file and every problem.
+    """
+    file = os.fspath(path)
+    text = _read_config_text(Path(file))
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(_yaml_message(file, exc)) from None
+    if data is None:
+        raise ConfigError("the config is empty; it needs at least 'version: 1'", file=file)
+    if not isinstance(data, dict):
+        raise ConfigError(f"the top level must be a mapping, not a {type(data).__name__}", file=file)
+    return Config.from_mapping(data, file=file, base_dir=Path(file).absolute().parent)
+
+
+def _read_config_text(path: Path) -> str:
+    problems: list[Problem] = []
+    text = _read_text(path, "", problems)
+    if text is None:
+        raise ConfigError([Problem("", p.message) for p in problems], file=str(path))
+    return text
+

@@ -1,0 +1,67 @@
+"""The one exception tree of memconfig.
+
+Every error a user can cause derives from :class:`MemconfigError` and carries
+the exit code the CLI turns it into, so the CLI never has to guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["ConfigError", "MemconfigError", "Problem", "SourceError"]
+
+
+class MemconfigError(Exception):
+    """Root of every error memconfig raises on purpose."""
+
+    exit_code: int = 1
+
+    def format_message(self) -> str:
+        """The one-line (or few-line) text the CLI prints after ``error:``."""
+        return str(self)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a config: where (a key path) and why."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+class ConfigError(MemconfigError, ValueError):
+    """The config (or a CLI usage) is wrong; lists every problem found at once."""
+
+    exit_code = 2
+
+    def __init__(self, problems: Sequence[Problem] | str, *, file: str | None = None) -> None:
+        if isinstance(problems, str):
+            problems = [Problem("", problems)]
+        self.problems: tuple[Problem, ...] = tuple(problems)
+        self.file = file
+        super().__init__(self.format_message())
+
+    def format_message(self) -> str:
+        prefix = f"{self.file}: " if self.file else ""
+        if len(self.problems) == 1:
+            return f"{prefix}{self.problems[0]}"
+        lines = [f"{prefix}{len(self.problems)} problems"]
+        lines += [f"  {p}" for p in self.problems]
+        return "\n".join(lines)
+
+
+class SourceError(MemconfigError):
+    """A source that had to load did not; keeps which one and why."""
+
+    exit_code = 1
+
+    def __init__(self, source: str, reason: str, detail: str = "") -> None:
+        self.source = source
+        self.reason = reason
+        self.detail = detail
+        text = f"required source {source!r} was not loaded: {reason}"
+        super().__init__(f"{text} ({detail})" if detail else text)

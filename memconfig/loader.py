@@ -1,0 +1,401 @@
+"""The loader stage: reads sources through fsspec, concurrently, never raising.
+
+Every request ends in results, never in an exception: a source that cannot be
+read becomes a ``skipped`` result with a reason from
+:data:`~memconfig.stages.SKIP_REASONS`. Local and in-memory files are read
+inline in the caller's thread (a thread hop costs more than the read); every
+other source runs as one coroutine on fsspec's I/O loop — async filesystems
+(HTTP, S3) natively, sync ones (zip, git) on a bounded thread pool — so one
+pass costs about one round trip however many sources there are.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import hashlib
+import os
+import random
+import threading
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+import fsspec.asyn
+from fsspec.core import split_protocol
+from fsspec.implementations.local import LocalFileSystem
+
+from . import events
+from .stages import LoadRequest, LoadResult
+
+if TYPE_CHECKING:
+    from .config import Config
+    from .sources import Source
+
+__all__ = ["FsspecLoader"]
+
+_INLINE_PROTOCOLS = frozenset({None, "file", "local", "memory"})
+_TRANSIENT_ERRNOS = frozenset(
+    {errno.ECONNRESET, errno.ECONNREFUSED, errno.ECONNABORTED, errno.ETIMEDOUT, errno.EAGAIN, errno.EBUSY,
+     errno.EPIPE, errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EIO}
+)
+_S3_NOT_FOUND = frozenset({"NoSuchKey", "NoSuchBucket", "404", "NotFound"})
+_S3_DENIED = frozenset({"AccessDenied", "403", "401", "InvalidAccessKeyId", "SignatureDoesNotMatch", "AllAccessDisabled"})
+_S3_TRANSIENT = frozenset(
+    {"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded", "TooManyRequestsException",
+     "InternalError", "ServiceUnavailable", "RequestTimeout", "500", "502", "503", "504"}
+)
+# Fingerprint fields of fsspec info() dicts, strongest first.
+_VALIDATORS = ("ETag", "etag", "Content-MD5", "Digest", "hex", "md5", "checksum", "crc", "CRC")
+_TIMES = ("mtime", "LastModified", "Last-Modified", "last_modified", "updated", "created", "date_time")
+
+
+class _Skip(Exception):
+    """A source that is readable but must not go in (too large, undecodable, empty)."""
+
+    def __init__(self, reason: str, detail: str, *, fatal: bool = False) -> None:
+        super().__init__(detail)
+        self.reason, self.detail, self.fatal = reason, detail, fatal
+
+
+class FsspecLoader:
+    """Reads sources through ``fsspec.core.url_to_fs``.
+
+    Args:
+        encoding: the text encoding of every source.
+        on_decode_error: ``skip`` the source, ``replace`` bad bytes, or ``fail``
+            (a skip marked fatal: the render fails).
+        max_bytes: larger sources are skipped as ``too_large``; no more than
+            ``max_bytes + 1`` bytes are ever read.
+        concurrency: how many remote reads are in flight at once.
+        backoff: base delay in seconds of the exponential backoff between retries.
+        clean: the formatter's cleaning; a source that cleans to nothing is ``empty``.
+        fingerprints: also fingerprint remote sources on a cold read, for policies
+            that revalidate.
+    """
+
+    def __init__(
+        self,
+        *,
+        encoding: str = "utf-8",
+        on_decode_error: str = "skip",
+        max_bytes: int = 1 << 20,
+        concurrency: int = 16,
+        backoff: float = 0.2,
+        clean: Callable[[str], str] = str.strip,
+        fingerprints: bool = False,
+    ) -> None:
+        self.encoding = encoding
+        self.on_decode_error = on_decode_error
+        self.max_bytes = max_bytes
+        self.concurrency = concurrency
+        self.backoff = backoff
+        self.clean = clean
+        self.fingerprints = fingerprints
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+
+    @classmethod
+    def from_config(cls, config: Config, clean: Callable[[str], str]) -> FsspecLoader:
+        opts = config.loader
+        return cls(
+            encoding=opts.encoding,
+            on_decode_error=opts.on_decode_error,
+            max_bytes=opts.max_bytes,
+            concurrency=opts.concurrency,
+            backoff=opts.backoff,
+            clean=clean,
+            fingerprints=config.cache.policy != "once",
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"FsspecLoader(encoding={self.encoding!r}, on_decode_error={self.on_decode_error!r}, "
+            f"max_bytes={self.max_bytes}, concurrency={self.concurrency})"
+        )
+
+    # -- the stage's verbs --------------------------------------------------
+
+    def load(self, requests: Sequence[LoadRequest]) -> list[LoadResult]:
+        """Read every request; results come back in request order (globs expanded in place)."""
+        slots, remote = self._start(requests)
+        future = asyncio.run_coroutine_threadsafe(self._load_remote(remote), fsspec.asyn.get_loop()) if remote else None
+        self._load_inline(requests, slots)
+        if future is not None:
+            for index, results in future.result():
+                slots[index] = results
+        return [result for results in slots if results for result in results]
+
+    async def aload(self, requests: Sequence[LoadRequest]) -> list[LoadResult]:
+        """:meth:`load` for asyncio callers; remote reads never block the caller's loop."""
+        slots, remote = self._start(requests)
+        future = (
+            asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._load_remote(remote), fsspec.asyn.get_loop()))
+            if remote
+            else None
+        )
+        self._load_inline(requests, slots)
+        if future is not None:
+            for index, results in await future:
+                slots[index] = results
+        return [result for results in slots if results for result in results]
+
+    # -- inline (local and memory) ------------------------------------------
+
+    def _start(self, requests: Sequence[LoadRequest]) -> tuple[list[list[LoadResult] | None], list[tuple[int, LoadRequest]]]:
+        slots: list[list[LoadResult] | None] = [None] * len(requests)
+        remote = [(i, r) for i, r in enumerate(requests) if not _is_inline(r.source)]
+        return slots, remote
+
+    def _load_inline(self, requests: Sequence[LoadRequest], slots: list[list[LoadResult] | None]) -> None:
+        for index, request in enumerate(requests):
+            if slots[index] is None and _is_inline(request.source):
+                slots[index] = self._read_inline(request)
+
+    def _read_inline(self, request: LoadRequest) -> list[LoadResult]:
+        source = request.source
+        started = time.perf_counter()
+        try:
+            fs, path = source.open_fs()
+            if source.glob:
+                matches = _files(fs.glob(path, detail=True))
+                return self._expanded(request, fs, matches, [self._read_inline(_child(request, fs, m))[0] for m in matches])
+            if isinstance(fs, LocalFileSystem):
+                return [self._read_local(request, path, started)]
+            fingerprint = _fingerprint(fs.info(path)) if self.fingerprints or request.fingerprint else None
+            if fingerprint is not None and fingerprint == request.fingerprint:
+                return [_unchanged(request, fingerprint, started)]
+            data = fs.cat_file(path, start=0, end=self.max_bytes + 1)
+            return [self._finish(request, data, fingerprint, started)]
+        except Exception as exc:  # every failure becomes a skip with a reason
+            return [self._failure(source, exc, started)]
+
+    def _read_local(self, request: LoadRequest, path: str, started: float) -> LoadResult:
+        try:
+            with open(path, "rb") as file:
+                stat = os.fstat(file.fileno())
+                fingerprint = f"{stat.st_ino}:{stat.st_size}:{stat.st_mtime_ns}"
+                if fingerprint == request.fingerprint:
+                    return _unchanged(request, fingerprint, started)
+                data = file.read(self.max_bytes + 1)
+        except Exception as exc:
+            return self._failure(request.source, exc, started)
+        return self._finish(request, data, fingerprint, started)
+
+    # -- remote (everything else), on fsspec's I/O loop -----------------------
+
+    async def _load_remote(self, items: list[tuple[int, LoadRequest]]) -> list[tuple[int, list[LoadResult]]]:
+        limit = asyncio.Semaphore(self.concurrency)
+        done = await asyncio.gather(*(self._read_remote(request, limit) for _, request in items))
+        return [(index, results) for (index, _), results in zip(items, done, strict=True)]
+
+    async def _read_remote(self, request: LoadRequest, limit: asyncio.Semaphore) -> list[LoadResult]:
+        source = request.source
+        started = time.perf_counter()
+        try:
+            fs, path = await self._retrying(source, lambda: self._in_thread(source.open_fs))
+            if source.glob:
+                if fs.async_impl and not fs.asynchronous and _is_single(source):
+                    listing = await self._retrying(source, lambda: fs._glob(path, detail=True))
+                else:
+                    listing = await self._retrying(source, lambda: self._in_thread(fs.glob, path, detail=True))
+                matches = _files(listing)
+                children = await asyncio.gather(
+                    *(self._read_remote(_child(request, fs, m), limit) for m in matches)
+                )
+                return self._expanded(request, fs, matches, [c[0] for c in children])
+            async with limit:
+                return [await self._retrying(source, lambda: self._read_one(request, fs, path, started))]
+        except Exception as exc:
+            return [self._failure(source, exc, started)]
+
+    async def _read_one(self, request: LoadRequest, fs: Any, path: str, started: float) -> LoadResult:
+        native = fs.async_impl and _is_single(request.source)
+
+        async def call(name: str, *args: Any, **kwargs: Any) -> Any:
+            if native:
+                return await getattr(fs, "_" + name)(*args, **kwargs)
+            return await self._in_thread(getattr(fs, name), *args, **kwargs)
+
+        async def info() -> str | None:
+            try:
+                return _fingerprint(await call("info", path))
+            except Exception:
+                return None  # the read below reports the real error
+
+        if request.fingerprint is not None:
+            fingerprint = await info()
+            if fingerprint is not None and fingerprint == request.fingerprint:
+                return _unchanged(request, fingerprint, started)
+            data = await call("cat_file", path, start=0, end=self.max_bytes + 1)
+        elif self.fingerprints:
+            fingerprint, data = await asyncio.gather(info(), call("cat_file", path, start=0, end=self.max_bytes + 1))
+        else:
+            fingerprint, data = None, await call("cat_file", path, start=0, end=self.max_bytes + 1)
+        return self._finish(request, data, fingerprint, started)
+
+    async def _retrying(self, source: Source, attempt: Callable[[], Awaitable[Any]]) -> Any:
+        """Run *attempt* under the source's timeout, retrying transient failures with backoff and jitter."""
+        for tries in range(source.retries + 1):
+            try:
+                return await asyncio.wait_for(attempt(), source.timeout)
+            except (asyncio.TimeoutError, _Skip):
+                raise
+            except Exception as exc:
+                if tries >= source.retries or not _classify(exc)[2]:
+                    raise
+                await asyncio.sleep(self.backoff * 2**tries * random.uniform(0.5, 1.0))
+        raise AssertionError("unreachable")
+
+    async def _in_thread(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        if self._pool is None:
+            with self._pool_lock:
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="memconfig-load")
+        return await asyncio.get_running_loop().run_in_executor(self._pool, lambda: func(*args, **kwargs))
+
+    # -- shared: bytes to result, exceptions to reasons ------------------------
+
+    def _finish(self, request: LoadRequest, data: bytes, fingerprint: str | None, started: float) -> LoadResult:
+        source = request.source
+        try:
+            if len(data) > self.max_bytes:
+                raise _Skip("too_large", f"larger than loader.max_bytes ({self.max_bytes} bytes)")
+            sha256 = hashlib.sha256(data).hexdigest()
+            if sha256 == request.sha256:
+                return _unchanged(request, fingerprint, started, sha256)
+            try:
+                text = data.decode(self.encoding)
+            except UnicodeDecodeError as exc:
+                detail = f"not valid {self.encoding} at byte {exc.start}"
+                if self.on_decode_error != "replace":
+                    raise _Skip("decode_error", detail, fatal=self.on_decode_error == "fail") from None
+                text = data.decode(self.encoding, errors="replace")
+            if not self.clean(text):
+                raise _Skip("empty", "nothing left once comments and whitespace are removed")
+        except _Skip as skip:
+            return _skipped(source, skip.reason, skip.detail, started, fatal=skip.fatal)
+        return LoadResult(
+            source=source,
+            status="loaded",
+            content=text,
+            bytes=len(data),
+            sha256=sha256,
+            fingerprint=fingerprint,
+            duration_ms=_ms(started),
+        )
+
+    def _failure(self, source: Source, exc: BaseException, started: float) -> LoadResult:
+        if isinstance(exc, _Skip):
+            return _skipped(source, exc.reason, exc.detail, started, fatal=exc.fatal)
+        reason, detail, _ = _classify(exc)
+        if reason == "not_found" and source.fs_path is not None and not source.glob:
+            fs, path = source.fs_path
+            try:
+                if fs.isdir(path):
+                    reason, detail = "is_directory", "is a directory"
+            except Exception:
+                pass
+        if reason == "timeout":
+            detail = f"no answer within {source.timeout:g} s"
+        return _skipped(source, reason, source.redact(detail), started)
+
+    def _expanded(self, request: LoadRequest, fs: Any, matches: list[str], results: list[LoadResult]) -> list[LoadResult]:
+        source = request.source
+        events.source_expanded(source, [r.source.key for r in results])
+        if not matches:
+            return [_skipped(source, "not_found", "the glob matched no file", time.perf_counter())]
+        return results
+
+
+def _is_inline(source: Source) -> bool:
+    return _is_single(source) and split_protocol(source.url)[0] in _INLINE_PROTOCOLS
+
+
+def _is_single(source: Source) -> bool:
+    return "::" not in source.url
+
+
+def _child(request: LoadRequest, fs: Any, path: str) -> LoadRequest:
+    child = request.source.match(fs, path)
+    fingerprint, sha256 = request.children.get(child.key, (None, None))
+    return LoadRequest(child, fingerprint, sha256)
+
+
+def _files(listing: Any) -> list[str]:
+    if isinstance(listing, dict):
+        return sorted(p for p, info in listing.items() if info.get("type", "file") != "directory")
+    return sorted(listing)
+
+
+def _fingerprint(info: dict[str, Any]) -> str | None:
+    """A change token from an fsspec ``info()`` dict, or ``None`` if it has none worth trusting."""
+    for key in _VALIDATORS:
+        if info.get(key):
+            return f"{key}:{info[key]}"
+    for key in _TIMES:
+        if info.get(key):
+            return f"{key}:{info[key]}:{info.get('size')}:{info.get('ino', '')}"
+    return None
+
+
+def _classify(exc: BaseException) -> tuple[str, str, bool]:
+    """(reason, detail, transient) for an exception from fsspec or its backends."""
+    if isinstance(exc, asyncio.TimeoutError | TimeoutError):
+        return "timeout", "timed out", True
+    status = getattr(exc, "status", None)
+    if isinstance(status, int):  # aiohttp.ClientResponseError
+        text = f"HTTP {status} {getattr(exc, 'message', '')}".strip()
+        if status == 404 or status == 410:
+            return "not_found", text, False
+        if status in (401, 403):
+            return "permission_denied", text, False
+        return "remote_error", text, status == 429 or status >= 500
+    code = _s3_code(exc)
+    if code is not None:
+        if code in _S3_NOT_FOUND:
+            return "not_found", f"S3 {code}", False
+        if code in _S3_DENIED:
+            return "permission_denied", f"S3 {code}", False
+        return "remote_error", f"S3 {code}", code in _S3_TRANSIENT
+    if isinstance(exc, FileNotFoundError):
+        return "not_found", "no such file", False
+    if isinstance(exc, IsADirectoryError):
+        return "is_directory", "is a directory", False
+    if isinstance(exc, PermissionError):
+        return "permission_denied", "permission denied", False
+    name = type(exc).__name__
+    if isinstance(exc, ConnectionError) or "Connect" in name or "ServerDisconnected" in name:
+        return "remote_error", f"{name}: {exc}", True
+    if isinstance(exc, OSError) and exc.errno in _TRANSIENT_ERRNOS:
+        return "remote_error", f"{name}: {exc.strerror or exc}", True
+    return "error", f"{name}: {exc}", False
+
+
+def _s3_code(exc: BaseException) -> str | None:
+    for candidate in (exc, exc.__cause__, exc.__context__):
+        response = getattr(candidate, "response", None)
+        if isinstance(response, dict):
+            code = response.get("Error", {}).get("Code")
+            if code:
+                return str(code)
+    return None
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
+
+
+def _unchanged(request: LoadRequest, fingerprint: str | None, started: float, sha256: str | None = None) -> LoadResult:
+    return LoadResult(
+        source=request.source,
+        status="unchanged",
+        sha256=sha256 or request.sha256,
+        fingerprint=fingerprint,
+        duration_ms=_ms(started),
+    )
+
+
+def _skipped(source: Source, reason: str, detail: str, started: float, *, fatal: bool = False) -> LoadResult:
+    return LoadResult(source=source, status="skipped", reason=reason, detail=detail, duration_ms=_ms(started), fatal=fatal)
