@@ -264,7 +264,6 @@ class PolicyCache:
                 group = results.get(index, [])
                 new_entries: list[list[Any]] = []
                 previous = {e[0]: e for e in entries_by_source.get(source.key, [])}
-                skipped.pop(source.key, None)
                 glob_failed = source.glob and len(group) == 1 and group[0].source is source
                 if glob_failed and group[0].reason in STALE_REASONS and previous:
                     for key, entry in previous.items():
@@ -273,11 +272,17 @@ class PolicyCache:
                         new_entries.append(entry)
                     reported.append(replace(group[0], status="stale"))
                 else:
+                    matches = [r.source.key for r in group if r.source.parent == source.key]
+                    if matches:
+                        skipped.pop(source.key, None)
+                        if work.force or matches != list(previous):
+                            events.source_expanded(source, matches)
                     for result in group:
                         entry = self._merge_one(result, old_entries, contents, skipped, stats, work.force)
                         reported.append(result if entry is None or result.status != "skipped" else replace(result, status="stale"))
                         if entry is not None:
                             new_entries.append(entry)
+                            skipped.pop(result.source.key, None)
                         if result.fatal:
                             failures.append((result.source.key, result.reason or "", result.detail))
                     seen = {e[0] for e in new_entries} | {r.source.key for r in group}
@@ -331,6 +336,8 @@ class PolicyCache:
             assert result.content is not None and result.sha256 is not None
             self._latest[key] = _Known(result.fingerprint, result.sha256, result.content, result.bytes)
             cache = "miss" if key not in contents else "refreshed"
+            if force and old is not None and old[2] == result.sha256:
+                cache = "hit"
             contents[key] = result.content
             stats["loaded" if cache == "miss" else "refreshed"] += 1
             events.source_loaded(result, len(result.content), cache)
@@ -365,9 +372,11 @@ class PolicyCache:
         if reason not in STALE_REASONS:
             self._latest.pop(key, None)
         contents.pop(key, None)
+        known_out = skipped.get(key) == reason and not force
         skipped[key] = reason
         stats["skipped"] += 1
-        events.source_skipped(source, reason, result.detail, result.duration_ms)
+        if not known_out:  # a source still out for the same reason was logged when it went out
+            events.source_skipped(source, reason, result.detail, result.duration_ms)
         return None
 
     # -- helpers ------------------------------------------------------------

@@ -26,7 +26,6 @@ import fsspec.asyn
 from fsspec.core import split_protocol
 from fsspec.implementations.local import LocalFileSystem
 
-from . import events
 from .stages import LoadRequest, LoadResult
 
 if TYPE_CHECKING:
@@ -303,7 +302,6 @@ class FsspecLoader:
 
     def _expanded(self, request: LoadRequest, fs: Any, matches: list[str], results: list[LoadResult]) -> list[LoadResult]:
         source = request.source
-        events.source_expanded(source, [r.source.key for r in results])
         if not matches:
             return [_skipped(source, "not_found", "the glob matched no file", time.perf_counter())]
         return results

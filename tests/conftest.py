@@ -1,0 +1,36 @@
+"""Shared fixtures: an in-memory filesystem and a way to write configs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import fsspec
+import pytest
+import yaml
+
+
+@pytest.fixture
+def memfs() -> Iterator[Any]:
+    """fsspec's memory filesystem, emptied before and after the test."""
+    fs = fsspec.filesystem("memory")
+    fs.store.clear()
+    fs.pseudo_dirs.clear()
+    fs.pseudo_dirs.append("")
+    yield fs
+    fs.store.clear()
+    fs.pseudo_dirs.clear()
+    fs.pseudo_dirs.append("")
+
+
+@pytest.fixture
+def write_config(tmp_path: Path) -> Callable[..., Path]:
+    """Write a config mapping (or raw YAML text) to ``tmp_path/memconfig.yaml``."""
+
+    def write(data: dict[str, Any] | str, name: str = "memconfig.yaml") -> Path:
+        path = tmp_path / name
+        path.write_text(data if isinstance(data, str) else yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        return path
+
+    return write
