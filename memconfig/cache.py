@@ -58,10 +58,9 @@ class _Pass:
     """The work of one render: which sources to read and what was known of them."""
 
     requests: list[LoadRequest]
-    contents: dict[str, str]
     meta: dict[str, Any]
     force: bool
-    stats: dict[str, int] = field(default_factory=dict)
+    basis: dict[str, _Known] = field(default_factory=dict)  # the process copies the requests were made against
 
 
 class PolicyCache:
@@ -154,19 +153,20 @@ class PolicyCache:
                 return self._hit(meta, contents)
         else:
             wanted = self.sources
-        contents = dict(contents or {})
-        meta = dict(meta or {})
-        known = {e[0]: e for e in meta.get("entries", ())}
-        requests = [self._request(source, known, force) for source in wanted]
-        return _Pass(requests, contents, meta, force)
+        work = _Pass([], dict(meta or {}), force)
+        known = {e[0]: e for e in work.meta.get("entries", ())}
+        work.requests = [self._request(source, known, work) for source in wanted]
+        return work
 
-    def _request(self, source: Source, known: dict[str, list[Any]], force: bool) -> LoadRequest:
-        if force:
+    def _request(self, source: Source, known: dict[str, list[Any]], work: _Pass) -> LoadRequest:
+        if work.force:
             return LoadRequest(source)
         always = self.policy == "always"
 
         def version(key: str) -> tuple[str | None, str | None]:
             latest = self._latest.get(key)
+            if latest is not None:
+                work.basis[key] = latest
             entry = known.get(key)
             fingerprint = latest.fingerprint if latest else entry[3] if entry else None
             sha256 = latest.sha256 if latest else entry[2] if entry else None
@@ -278,7 +278,7 @@ class PolicyCache:
                         if work.force or matches != list(previous):
                             events.source_expanded(source, matches)
                     for result in group:
-                        entry = self._merge_one(result, old_entries, contents, skipped, stats, work.force)
+                        entry = self._merge_one(result, work, old_entries, contents, skipped, stats)
                         reported.append(result if entry is None or result.status != "skipped" else replace(result, status="stale"))
                         if entry is not None:
                             new_entries.append(entry)
@@ -321,17 +321,18 @@ class PolicyCache:
     def _merge_one(
         self,
         result: LoadResult,
+        work: _Pass,
         old_entries: dict[str, list[Any]],
         contents: dict[str, str],
         skipped: dict[str, str],
         stats: dict[str, int],
-        force: bool,
     ) -> list[Any] | None:
         """Fold one result into *contents*; the new meta entry, or None if the source is out."""
         source = result.source
         key = source.key
         old = old_entries.get(key)
         parent = source.parent
+        force = work.force
         if result.status == "loaded":
             assert result.content is not None and result.sha256 is not None
             self._latest[key] = _Known(result.fingerprint, result.sha256, result.content, result.bytes)
@@ -339,11 +340,12 @@ class PolicyCache:
             if force and old is not None and old[2] == result.sha256:
                 cache = "hit"
             contents[key] = result.content
-            stats["loaded" if cache == "miss" else "refreshed"] += 1
+            if cache != "hit":
+                stats["loaded" if cache == "miss" else "refreshed"] += 1
             events.source_loaded(result, len(result.content), cache)
             return [key, source.name, result.sha256, result.fingerprint, parent]
         if result.status == "unchanged":
-            latest = self._latest.get(key)
+            latest = work.basis.get(key)
             if old is not None and key in contents and old[2] == result.sha256:
                 return [key, source.name, old[2], result.fingerprint or old[3], parent]
             if latest is not None and latest.sha256 == result.sha256:

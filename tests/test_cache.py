@@ -1,0 +1,267 @@
+"""The state cache: policies, what lives in state, last known good, concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from structlog.testing import capture_logs
+
+from memconfig import LoadRequest, LoadResult, Loader, Pipeline
+
+
+def _pipeline(tmp_path: Path, names: Sequence[str], policy: str = "revalidate", **cache: Any) -> Pipeline:
+    config = {
+        "version": 1,
+        "sources": list(names),
+        "cache": {"policy": policy, **cache},
+        "formatter": {"preset": "plain"},
+    }
+    return Pipeline.from_config({**config, "base_dir": str(tmp_path)})
+
+
+def _write(path: Path, text: str) -> None:
+    """Write atomically, as editors do, so a reader sees a whole version."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+class CountingLoader:
+    """A loader stage that counts what its inner loader actually read."""
+
+    def __init__(self, inner: Loader) -> None:
+        self.inner = inner
+        self.reads: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def _count(self, results: list[LoadResult]) -> list[LoadResult]:
+        with self._lock:
+            self.reads.update(r.source.key for r in results if r.status == "loaded")
+        return results
+
+    def load(self, requests: Sequence[LoadRequest]) -> list[LoadResult]:
+        return self._count(self.inner.load(requests))
+
+    async def aload(self, requests: Sequence[LoadRequest]) -> list[LoadResult]:
+        return self._count(await self.inner.aload(requests))
+
+
+def test_once_reads_a_source_once_per_state(tmp_path: Path) -> None:
+    """Under `once` an edit is not seen by a state that already loaded, but a new state sees it."""
+    _write(tmp_path / "a.md", "v1")
+    pipeline = _pipeline(tmp_path, ["a.md"], policy="once")
+    state: dict[str, Any] = {}
+    assert pipeline.render(state=state) == "v1"
+    _write(tmp_path / "a.md", "v2")
+    assert pipeline.render(state=state) == "v1"
+    assert pipeline.render(state={}) == "v2"
+
+
+def test_state_holds_plain_json_in_the_deepagents_shape(tmp_path: Path) -> None:
+    """Contents sit under `memory_contents` as {source: text}; everything is JSON-serialisable."""
+    _write(tmp_path / "a.md", "alpha")
+    state: dict[str, Any] = {}
+    _pipeline(tmp_path, ["a.md", "missing.md"]).render(state=state)
+    assert state["memory_contents"] == {"a.md": "alpha"}
+    assert json.loads(json.dumps(state)) == state
+    assert state["memory_contents_meta"]["skipped"] == {"missing.md": "not_found"}
+
+
+def test_custom_state_key(tmp_path: Path) -> None:
+    """`cache.state_key` names where contents live."""
+    _write(tmp_path / "a.md", "alpha")
+    state: dict[str, Any] = {}
+    _pipeline(tmp_path, ["a.md"], state_key="notes").render(state=state)
+    assert state["notes"] == {"a.md": "alpha"}
+
+
+def test_revalidate_sees_an_edit_on_the_next_render(tmp_path: Path) -> None:
+    """An edited file is in the very next prompt, logged as refreshed."""
+    _write(tmp_path / "a.md", "v1")
+    _write(tmp_path / "b.md", "b")
+    pipeline = _pipeline(tmp_path, ["a.md", "b.md"])
+    state: dict[str, Any] = {}
+    assert pipeline.render(state=state) == "v1\n\nb"
+    _write(tmp_path / "a.md", "v2 edited")
+    with capture_logs() as logs:
+        assert pipeline.render(state=state) == "v2 edited\n\nb"
+    loaded = [e for e in logs if e["event"] == "source_loaded"]
+    assert [(e["source"], e["cache"]) for e in loaded] == [("a.md", "refreshed")]
+    [built] = [e for e in logs if e["event"] == "prompt_built"]
+    assert (built["refreshed"], built["cache_hits"], built["memo"]) == (1, 1, False)
+
+
+def test_unchanged_turn_writes_one_line(tmp_path: Path) -> None:
+    """A render that finds nothing changed logs only `prompt_built`, with the block from the memo."""
+    for name in ("a.md", "b.md"):
+        _write(tmp_path / name, name)
+    pipeline = _pipeline(tmp_path, ["a.md", "b.md", "gone.md"])
+    state: dict[str, Any] = {}
+    pipeline.render(state=state)
+    with capture_logs() as logs:
+        pipeline.render(state=state)
+    assert [e["event"] for e in logs] == ["prompt_built"]
+    assert (logs[0]["cache_hits"], logs[0]["revalidated"], logs[0]["memo"], logs[0]["sources_skipped"]) == (2, 2, True, 1)
+
+
+def test_resumed_thread_sees_edits(tmp_path: Path) -> None:
+    """A state checkpointed as JSON and restored in a new pipeline picks up edits under revalidate."""
+    _write(tmp_path / "a.md", "v1")
+    state: dict[str, Any] = {}
+    _pipeline(tmp_path, ["a.md"]).render(state=state)
+    saved = json.dumps(state)
+    _write(tmp_path / "a.md", "v2")
+    assert _pipeline(tmp_path, ["a.md"]).render(state=json.loads(saved)) == "v2"
+
+
+def test_ttl_revalidates_only_when_due(tmp_path: Path) -> None:
+    """Under `ttl` an edit shows up once the last check is older than `cache.ttl`."""
+    _write(tmp_path / "a.md", "v1")
+    pipeline = _pipeline(tmp_path, ["a.md"], policy="ttl", ttl=3600)
+    state: dict[str, Any] = {}
+    pipeline.render(state=state)
+    _write(tmp_path / "a.md", "v2")
+    assert pipeline.render(state=state) == "v1"
+    state["memory_contents_meta"]["checked_at"] -= 7200  # an hour passes
+    assert pipeline.render(state=state) == "v2"
+
+
+def test_always_rereads_everything(tmp_path: Path) -> None:
+    """Under `always` every render reads every source; unchanged bytes still count as hits."""
+    _write(tmp_path / "a.md", "a")
+    pipeline = _pipeline(tmp_path, ["a.md"], policy="always")
+    counting = CountingLoader(pipeline.loader)
+    pipeline.loader = counting
+    state: dict[str, Any] = {}
+    pipeline.render(state=state)
+    _write(tmp_path / "a.md", "b")
+    assert pipeline.render(state=state) == "b"
+    assert counting.reads["a.md"] == 2
+
+
+def test_deleted_source_leaves_the_prompt(tmp_path: Path) -> None:
+    """A file deleted for real is skipped as not_found and its content is gone."""
+    _write(tmp_path / "a.md", "a")
+    _write(tmp_path / "b.md", "b")
+    pipeline = _pipeline(tmp_path, ["a.md", "b.md"])
+    state: dict[str, Any] = {}
+    pipeline.render(state=state)
+    (tmp_path / "a.md").unlink()
+    with capture_logs() as logs:
+        assert pipeline.render(state=state) == "b"
+    assert [(e["source"], e["reason"]) for e in logs if e["event"] == "source_skipped"] == [("a.md", "not_found")]
+    assert "a.md" not in state["memory_contents"]
+
+
+def test_glob_picks_up_new_and_removed_matches(tmp_path: Path) -> None:
+    """Under revalidate a glob is expanded again: new files join, removed ones leave with a skip."""
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    _write(rules / "a.md", "a")
+    pipeline = _pipeline(tmp_path, [{"glob": "rules/*.md"}])
+    state: dict[str, Any] = {}
+    assert pipeline.render(state=state) == "a"
+    _write(rules / "b.md", "b")
+    with capture_logs() as logs:
+        assert pipeline.render(state=state) == "a\n\nb"
+    [expanded] = [e for e in logs if e["event"] == "source_expanded"]
+    assert (expanded["count"], expanded["matches"]) == (2, ["rules/a.md", "rules/b.md"])
+    (rules / "a.md").unlink()
+    with capture_logs() as logs:
+        assert pipeline.render(state=state) == "b"
+    assert ("rules/a.md", "not_found") in [(e["source"], e["reason"]) for e in logs if e["event"] == "source_skipped"]
+
+
+def test_concurrent_renders_after_a_change_fetch_once(tmp_path: Path) -> None:
+    """50 threads rendering after an edit, each with its own state, cause one read of the changed file."""
+    _write(tmp_path / "a.md", "v1")
+    _write(tmp_path / "b.md", "b")
+    pipeline = _pipeline(tmp_path, ["a.md", "b.md"])
+    counting = CountingLoader(pipeline.loader)
+    pipeline.loader = counting
+    states: list[dict[str, Any]] = [{} for _ in range(50)]
+    for state in states:
+        pipeline.render(state=state)
+    assert counting.reads == Counter({"a.md": 1, "b.md": 1})
+    _write(tmp_path / "a.md", "v2")
+    barrier = threading.Barrier(50)
+    outputs: list[str] = []
+
+    def render(state: dict[str, Any]) -> None:
+        barrier.wait()
+        outputs.append(pipeline.render(state=state))
+
+    threads = [threading.Thread(target=render, args=(s,)) for s in states]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert outputs == ["v2\n\nb"] * 50
+    assert counting.reads == Counter({"a.md": 2, "b.md": 1})
+
+
+def test_concurrent_tasks_share_one_fetch(tmp_path: Path) -> None:
+    """50 asyncio tasks rendering at once on a cold state read each file once."""
+    _write(tmp_path / "a.md", "a")
+    pipeline = _pipeline(tmp_path, ["a.md"])
+    counting = CountingLoader(pipeline.loader)
+    pipeline.loader = counting
+
+    async def main() -> list[str]:
+        return await asyncio.gather(*(pipeline.arender(state={}) for _ in range(50)))
+
+    assert asyncio.run(main()) == ["a"] * 50
+    assert counting.reads["a.md"] == 1
+
+
+def test_many_threads_never_see_a_mixed_prompt(tmp_path: Path) -> None:
+    """32 threads x 1,000 renders while files change: no exception, every section a whole version."""
+    names = [f"f{i}.md" for i in range(4)]
+    for name in names:
+        _write(tmp_path / name, f"{name}:0:" + "x" * 50)
+    pipeline = _pipeline(tmp_path, names)
+    shared: dict[str, Any] = {}
+    errors: list[BaseException] = []
+    stop = threading.Event()
+    seen: set[str] = set()
+
+    def writer() -> None:
+        version = 0
+        while not stop.is_set():
+            version += 1
+            for name in names:
+                _write(tmp_path / name, f"{name}:{version}:" + "x" * (50 + version % 7))
+
+    def reader(own_state: bool) -> None:
+        state: dict[str, Any] = {} if own_state else shared
+        try:
+            for _ in range(1000):
+                prompt = pipeline.render(state=state)
+                sections = prompt.split("\n\n")
+                assert len(sections) == len(names)
+                for name, section in zip(names, sections, strict=True):
+                    head, version, tail = section.split(":")
+                    assert head == name and tail == "x" * (50 + int(version) % 7)
+                seen.add(prompt)
+        except BaseException as exc:  # collected and asserted below
+            errors.append(exc)
+
+    background = threading.Thread(target=writer)
+    background.start()
+    threads = [threading.Thread(target=reader, args=(i % 2 == 0,)) for i in range(32)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    stop.set()
+    background.join()
+    assert errors == []
+    assert len(seen) > 1  # the files really changed under the readers

@@ -1,0 +1,79 @@
+"""The formatter stage: sections, separators, templates, the empty text, the memo."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memconfig import Entry, Snapshot, TemplateFormatter
+from memconfig.presets import PRESETS, Preset
+
+
+def _snapshot(*pairs: tuple[str, str], digest: str | None = None) -> Snapshot:
+    entries = tuple(Entry(key, key.upper(), content, f"sha-{i}") for i, (key, content) in enumerate(pairs))
+    return Snapshot(entries, digest or repr(pairs))
+
+
+def test_deepagents_layout() -> None:
+    """Each section is the path, a blank line and the content; sections are joined by a blank line."""
+    formatter = TemplateFormatter(Preset("<m>\n{agent_memory}\n</m>", **_rest("deepagents")))
+    block = formatter.format(_snapshot(("a.md", "alpha\n\n"), ("b.md", "beta")))
+    assert block.text == "<m>\na.md\n\nalpha\n\nb.md\n\nbeta\n</m>"
+
+
+@pytest.mark.parametrize(
+    ("content", "shown"),
+    [
+        pytest.param("keep <!-- drop --> this", "keep  this", id="inline-comment"),
+        pytest.param("a<!--\nmulti\nline\n-->b", "ab", id="multiline-comment"),
+        pytest.param("text   \n\n", "text", id="trailing-space"),
+        pytest.param("  leading kept", "  leading kept", id="leading-space-kept"),
+    ],
+)
+def test_clean_strips_comments_and_trailing_space(content: str, shown: str) -> None:
+    """HTML comments are removed and content is right-stripped, as deepagents does."""
+    assert TemplateFormatter().clean(content) == shown
+
+
+def test_sources_empty_after_cleaning_are_left_out() -> None:
+    """A comment-only entry produces no section; with nothing left the empty text is used."""
+    formatter = TemplateFormatter(Preset("[{agent_memory}]", **_rest("deepagents")))
+    assert formatter.format(_snapshot(("a", "<!-- x -->"))).text == "[(No memory loaded)]"
+    assert formatter.format(_snapshot()).text == "[(No memory loaded)]"
+
+
+def test_name_slot_and_custom_separator() -> None:
+    """A section can use {name}; the separator is the configured one."""
+    layout = Preset("{agent_memory}", section="# {name}\n{content}", separator="\n---\n", empty="", strip_html_comments=False)
+    block = TemplateFormatter(layout).format(_snapshot(("a", "x <!-- y -->"), ("b", "z")))
+    assert block.text == "# A\nx <!-- y -->\n---\n# B\nz"
+
+
+def test_plain_preset_is_just_the_contents() -> None:
+    """The plain preset joins contents with a blank line and nothing else."""
+    block = TemplateFormatter(PRESETS["plain"]).format(_snapshot(("a", "one"), ("b", "two")))
+    assert block.text == "one\n\ntwo"
+
+
+def test_memo_serves_a_seen_digest_without_formatting() -> None:
+    """The same digest returns the memoised block, marked as such."""
+    formatter = TemplateFormatter()
+    first = formatter.format(_snapshot(("a", "one"), digest="d1"))
+    again = formatter.format(_snapshot(("a", "one"), digest="d1"))
+    assert (first.memo, again.memo) == (False, True)
+    assert again.text == first.text and again.sha256 == first.sha256
+
+
+@given(st.text())
+def test_any_content_comes_through_verbatim(content: str) -> None:
+    """Whatever a file holds (braces, slots, unicode) appears unchanged in the block."""
+    layout = Preset("{{ {agent_memory} }}", section="{content}", separator="\n", empty="-", strip_html_comments=False)
+    text = TemplateFormatter(layout).format(_snapshot(("a", content + "x"))).text
+    assert text == "{ " + (content + "x").rstrip() + " }"
+
+
+def _rest(preset: str) -> dict[str, object]:
+    layout = PRESETS[preset]
+    return {"section": layout.section, "separator": layout.separator, "empty": layout.empty,
+            "strip_html_comments": layout.strip_html_comments}
