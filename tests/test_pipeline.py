@@ -1,0 +1,133 @@
+"""The pipeline as a Python user calls it: from_yaml, from_config, render, arender, load."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from structlog.testing import capture_logs
+
+from memconfig import Block, ConfigError, Pipeline, SourceError, SystemPromptAppender
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "a.md").write_text("alpha", encoding="utf-8")
+    (tmp_path / "b.md").write_text("beta", encoding="utf-8")
+    return tmp_path
+
+
+def _plain(project: Path, sources: list[Any], **extra: Any) -> Pipeline:
+    return Pipeline.from_config(
+        {"version": 1, "base_dir": str(project), "sources": sources, "formatter": {"preset": "plain"}, **extra}
+    )
+
+
+def test_from_yaml_renders_relative_to_the_config_file(project: Path, write_config: Callable[..., Path]) -> None:
+    """Relative sources resolve against the config file's folder, wherever the process runs."""
+    config = write_config({"version": 1, "sources": ["a.md", "b.md"], "formatter": {"preset": "plain"}})
+    assert config.parent == project
+    assert Pipeline.from_yaml(config).render("SYS") == "SYS\n\nalpha\n\nbeta"
+
+
+def test_from_config_accepts_a_mapping_and_rejects_a_bad_one(project: Path) -> None:
+    """A plain mapping is validated like YAML; a bad one raises ConfigError with the key path."""
+    assert _plain(project, ["a.md"]).render() == "alpha"
+    with pytest.raises(ConfigError, match=r"sources\[0\]\.bogus: unknown key"):
+        Pipeline.from_config({"version": 1, "sources": [{"url": "a.md", "bogus": 1}]})
+
+
+@pytest.mark.parametrize("system", [pytest.param(None, id="none"), pytest.param("", id="empty")])
+def test_empty_system_prompt_counts_as_none(project: Path, system: str | None) -> None:
+    """With no system prompt the block alone is the prompt."""
+    assert _plain(project, ["a.md"]).render(system) == "alpha"
+
+
+def test_arender_matches_render(project: Path) -> None:
+    """The async API gives the same prompt."""
+    pipeline = _plain(project, ["a.md", "b.md"])
+    assert asyncio.run(pipeline.arender("S", state={})) == pipeline.render("S", state={})
+
+
+def test_load_returns_one_result_per_source(project: Path) -> None:
+    """`load` reads every source and reports source, status, reason, bytes and sha256."""
+    results = _plain(project, ["a.md", "missing.md"]).load()
+    assert [(r.source.key, r.status, r.reason, r.bytes) for r in results] == [
+        ("a.md", "loaded", None, 5),
+        ("missing.md", "skipped", "not_found", 0),
+    ]
+    assert results[0].sha256 is not None and len(results[0].sha256) == 64
+
+
+def test_every_source_gets_exactly_one_event_per_pass(project: Path) -> None:
+    """One source_loaded or source_skipped per source, then one prompt_built with the counts."""
+    with capture_logs() as logs:
+        _plain(project, ["a.md", "missing.md", "b.md"]).render()
+    assert [(e["event"], e.get("source")) for e in logs] == [
+        ("source_loaded", "a.md"),
+        ("source_skipped", "missing.md"),
+        ("source_loaded", "b.md"),
+        ("prompt_built", None),
+    ]
+    loaded, skipped, built = logs[0], logs[1], logs[3]
+    assert {"source", "url", "bytes", "chars", "sha256", "duration_ms"} <= loaded.keys()
+    assert (skipped["reason"], skipped["url"]) == ("not_found", str(project / "missing.md"))
+    assert (built["sources_loaded"], built["sources_skipped"], built["chars"]) == (2, 1, len("alpha\n\nbeta"))
+
+
+def test_tilde_expands_to_home(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`~/…` reads from the home folder (the source deepagents documents but never finds)."""
+    monkeypatch.setenv("HOME", str(project))
+    assert _plain(project, ["~/a.md"]).render() == "alpha"
+
+
+def test_env_variables_in_sources_keep_the_written_key(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`${VAR}` in a source is expanded for reading, while the header and state key stay as written."""
+    monkeypatch.setenv("NOTES", str(project))
+    state: dict[str, Any] = {}
+    pipeline = Pipeline.from_config({"version": 1, "sources": ["${NOTES}/a.md"]})
+    assert "${NOTES}/a.md\n\nalpha" in pipeline.render(state=state)
+    assert state["memory_contents"] == {"${NOTES}/a.md": "alpha"}
+
+
+def test_required_source_missing_fails_naming_source_and_reason(project: Path) -> None:
+    """A skipped required source raises SourceError naming it and why, after logging it."""
+    pipeline = _plain(project, ["a.md", {"url": "missing.md", "required": True}])
+    with capture_logs() as logs, pytest.raises(SourceError, match=r"'missing.md'.*not_found") as caught:
+        pipeline.render()
+    assert (caught.value.source, caught.value.reason, caught.value.exit_code) == ("missing.md", "not_found", 1)
+    assert [e["reason"] for e in logs if e["event"] == "source_skipped"] == ["not_found"]
+
+
+def test_required_source_is_retried_until_it_loads(project: Path) -> None:
+    """Under `once`, a required source that failed is tried again on the next render."""
+    pipeline = _plain(project, [{"url": "later.md", "required": True}])
+    state: dict[str, Any] = {}
+    with pytest.raises(SourceError):
+        pipeline.render(state=state)
+    (project / "later.md").write_text("now here", encoding="utf-8")
+    assert pipeline.render(state=state) == "now here"
+
+
+def test_decode_failure_policy_fails_the_render(project: Path) -> None:
+    """`on_decode_error: fail` turns a bad file into a failed render even if not required."""
+    (project / "bad.md").write_bytes(b"\xff")
+    with pytest.raises(SourceError, match="decode_error"):
+        _plain(project, ["bad.md"], loader={"on_decode_error": "fail"}).render()
+
+
+def test_custom_stage_can_replace_a_builtin(project: Path) -> None:
+    """Any object with the stage's verb can stand in for it (here: the appender)."""
+
+    class Shouting:
+        def append(self, system: str | None, block: Block) -> str:
+            return block.text.upper()
+
+    pipeline = _plain(project, ["a.md"])
+    pipeline.appender = Shouting()
+    assert pipeline.render("ignored") == "ALPHA"
+    assert "SystemPromptAppender" in repr(_plain(project, ["a.md"]))
+    assert isinstance(_plain(project, ["a.md"]).appender, SystemPromptAppender)
