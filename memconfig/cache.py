@@ -4,18 +4,18 @@ The caller's state mapping holds, as plain JSON-serialisable data:
 
 * ``state[state_key]`` — ``{source: content}``, the shape deepagents uses, so a
   state written by either tool reads in the other;
-* ``state[state_key + "_meta"]`` — the order, names, hashes and fingerprints
-  of those contents, the sources left out and why, and when they were last
-  checked.
+* ``state[state_key + "_meta"]`` — per source in prompt order its name, hash,
+  fingerprint and glob; the sources left out and why; the required sources
+  still missing; when they were last checked; a digest of it all.
 
 Policies: ``once`` reads a source once per state; ``revalidate`` checks every
 source's fingerprint on every render and re-reads only what changed; ``ttl``
 revalidates at most every ``ttl`` seconds; ``always`` re-reads everything.
 
-Besides the state, one process-wide copy of the newest good version of each
-source is kept, and concurrent reads of the same source with the same known
-version share one fetch, so many threads or tasks rendering after a change
-cause one read per changed source.
+Besides the state, the process keeps the newest good copy of each source, and
+concurrent reads of one source against the same known version share one
+fetch, so many threads or tasks rendering after a change cause one read per
+changed source, whichever states they render for.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import hashlib
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, MutableMapping, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -42,10 +42,13 @@ STALE_REASONS = frozenset({"timeout", "remote_error", "permission_denied", "erro
 _META_VERSION = 1
 _SNAPSHOT_MEMO = 64
 
+Meta = dict[str, Any]
+MetaEntry = dict[str, Any]  # {"source", "name", "sha256", "fingerprint", "glob"}
+
 
 @dataclass(frozen=True, slots=True)
 class _Known:
-    """The newest good version of a source seen by this process."""
+    """A good version of a source held by this process."""
 
     fingerprint: str | None
     sha256: str
@@ -55,12 +58,54 @@ class _Known:
 
 @dataclass(slots=True)
 class _Pass:
-    """The work of one render: which sources to read and what was known of them."""
+    """One render's work: what to read, and what was known when it was asked."""
 
     requests: list[LoadRequest]
-    meta: dict[str, Any]
     force: bool
-    basis: dict[str, _Known] = field(default_factory=dict)  # the process copies the requests were made against
+    basis: dict[str, _Known] = field(default_factory=dict)  # process copies the requests were made against
+
+
+class _Flights:
+    """Single flight: concurrent reads of the same request share one result."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._futures: dict[tuple[Any, ...], Future[list[LoadResult]]] = {}
+
+    def claim(self, requests: Sequence[LoadRequest]) -> tuple[list[int], list[tuple[int, Future[list[LoadResult]]]]]:
+        """Indexes this caller must read, and futures of the ones another caller is reading."""
+        mine, theirs = [], []
+        with self._lock:
+            for index, request in enumerate(requests):
+                key = _flight_key(request)
+                if key in self._futures:
+                    theirs.append((index, self._futures[key]))
+                else:
+                    self._futures[key] = Future()
+                    mine.append(index)
+        return mine, theirs
+
+    def release(
+        self, requests: Sequence[LoadRequest], mine: list[int], outcome: list[LoadResult] | BaseException
+    ) -> dict[int, list[LoadResult]]:
+        """Publish this caller's results (regrouped per request) to everyone waiting."""
+        grouped: dict[int, list[LoadResult]] = {}
+        if not isinstance(outcome, BaseException):
+            position = 0  # the loader expands globs in place: regroup matches under their request
+            for index in mine:
+                key = requests[index].source.key
+                group = grouped[index] = []
+                while position < len(outcome) and _belongs(outcome[position].source, key):
+                    group.append(outcome[position])
+                    position += 1
+        with self._lock:
+            futures = [self._futures.pop(_flight_key(requests[index])) for index in mine]
+        for index, future in zip(mine, futures, strict=True):
+            if isinstance(outcome, BaseException):
+                future.set_exception(outcome)
+            else:
+                future.set_result(grouped[index])
+        return grouped
 
 
 class PolicyCache:
@@ -73,28 +118,31 @@ class PolicyCache:
         policy: str = "once",
         ttl: float = 60.0,
         state_key: str = "memory_contents",
-        clean: Callable[[str], str] = str.rstrip,
     ) -> None:
+        if policy not in ("once", "revalidate", "ttl", "always"):
+            raise ValueError(f"unknown cache policy {policy!r}")
         self.sources = tuple(sources)
         self.policy = policy
         self.ttl = ttl
         self.state_key = state_key
         self.meta_key = f"{state_key}_meta"
-        self.clean = clean
         self._by_key = {s.key: s for s in self.sources}
         self._lock = threading.Lock()
+        self._flights = _Flights()
         self._latest: dict[str, _Known] = {}
-        self._inflight: dict[tuple[Any, ...], Future[list[LoadResult]]] = {}
-        self._snapshots: OrderedDict[str, tuple[Entry, ...]] = OrderedDict()
         self._parents: dict[str, str] = {}  # glob match key -> glob key, for matches in _latest
+        self._snapshots: OrderedDict[str, tuple[Entry, ...]] = OrderedDict()
 
     @classmethod
-    def from_config(cls, config: Config, sources: Sequence[Source], clean: Callable[[str], str]) -> PolicyCache:
+    def from_config(cls, config: Config, sources: Sequence[Source]) -> PolicyCache:
         opts = config.cache
-        return cls(sources, policy=opts.policy, ttl=opts.ttl, state_key=opts.state_key, clean=clean)
+        return cls(sources, policy=opts.policy, ttl=opts.ttl, state_key=opts.state_key)
 
     def __repr__(self) -> str:
-        return f"PolicyCache(policy={self.policy!r}, ttl={self.ttl}, state_key={self.state_key!r}, sources={len(self.sources)})"
+        return (
+            f"PolicyCache(policy={self.policy!r}, ttl={self.ttl}, state_key={self.state_key!r}, "
+            f"sources={len(self.sources)})"
+        )
 
     # -- the stage's verbs --------------------------------------------------
 
@@ -103,15 +151,15 @@ class PolicyCache:
         work = self._plan(state, force)
         if isinstance(work, Snapshot):
             return work
-        mine, theirs = self._claim(work.requests)
+        mine, theirs = self._flights.claim(work.requests)
         results: dict[int, list[LoadResult]] = {}
         if mine:
             try:
-                loaded = loader.load([work.requests[i] for i, _ in mine])
+                loaded = loader.load([work.requests[i] for i in mine])
             except BaseException as exc:
-                self._release(work.requests, mine, exc)
+                self._flights.release(work.requests, mine, exc)
                 raise
-            results.update(self._release(work.requests, mine, loaded))
+            results.update(self._flights.release(work.requests, mine, loaded))
         for index, future in theirs:
             results[index] = future.result()
         return self._merge(state, work, results)
@@ -121,273 +169,279 @@ class PolicyCache:
         work = self._plan(state, force)
         if isinstance(work, Snapshot):
             return work
-        mine, theirs = self._claim(work.requests)
+        mine, theirs = self._flights.claim(work.requests)
         results: dict[int, list[LoadResult]] = {}
         if mine:
             try:
-                loaded = await loader.aload([work.requests[i] for i, _ in mine])
+                loaded = await loader.aload([work.requests[i] for i in mine])
             except BaseException as exc:
-                self._release(work.requests, mine, exc)
+                self._flights.release(work.requests, mine, exc)
                 raise
-            results.update(self._release(work.requests, mine, loaded))
+            results.update(self._flights.release(work.requests, mine, loaded))
         for index, future in theirs:
             results[index] = await asyncio.wrap_future(future)
         return self._merge(state, work, results)
 
     # -- planning -----------------------------------------------------------
 
-    def _plan(self, state: MutableMapping[str, Any], force: bool) -> _Pass | Snapshot:
+    def _read_state(self, state: MutableMapping[str, Any]) -> tuple[dict[str, str] | None, Meta]:
         with self._lock:
             contents = state.get(self.state_key)
             meta = state.get(self.meta_key)
             if contents is not None and not isinstance(meta, dict):
                 meta = self._adopt(state, contents)
-        fresh = contents is None or force or self.policy == "always"
-        if not fresh:
-            assert contents is not None and meta is not None
+        return contents, meta or {}
+
+    def _plan(self, state: MutableMapping[str, Any], force: bool) -> _Pass | Snapshot:
+        contents, meta = self._read_state(state)
+        wanted: Sequence[Source] = self.sources
+        if contents is not None and not force and self.policy != "always":
             due = self.policy == "revalidate" or (
                 self.policy == "ttl" and time.time() - meta.get("checked_at", 0.0) >= self.ttl
             )
-            wanted = self.sources if due else [self._by_key[k] for k in meta.get("pending", ()) if k in self._by_key]
-            if not wanted:
-                return self._hit(meta, contents)
-        else:
-            wanted = self.sources
-        work = _Pass([], dict(meta or {}), force)
-        known = {e[0]: e for e in work.meta.get("entries", ())}
-        work.requests = [self._request(source, known, work) for source in wanted]
+            if not due:
+                wanted = [self._by_key[k] for k in meta.get("pending", ()) if k in self._by_key]
+                if not wanted:
+                    return self._snapshot(meta, contents, {"revalidated": 0})
+        work = _Pass([], force)
+        if force:
+            work.requests = [LoadRequest(source) for source in wanted]
+            return work
+        held = contents or {}
+        known = {e["source"]: e for e in meta.get("entries", ()) if e["source"] in held}
+        with self._lock:
+            work.requests = [self._request(source, known, work) for source in wanted]
         return work
 
-    def _request(self, source: Source, known: dict[str, list[Any]], work: _Pass) -> LoadRequest:
-        if work.force:
-            return LoadRequest(source)
-        always = self.policy == "always"
+    def _request(self, source: Source, known: Mapping[str, MetaEntry], work: _Pass) -> LoadRequest:
+        """Ask for *source*, giving the newest version held so the loader can answer "unchanged"."""
 
         def version(key: str) -> tuple[str | None, str | None]:
             latest = self._latest.get(key)
             if latest is not None:
                 work.basis[key] = latest
-            entry = known.get(key)
-            fingerprint = latest.fingerprint if latest else entry[3] if entry else None
-            sha256 = latest.sha256 if latest else entry[2] if entry else None
-            return (None if always else fingerprint), sha256
+                fingerprint, sha256 = latest.fingerprint, latest.sha256
+            elif key in known:
+                fingerprint, sha256 = known[key]["fingerprint"], known[key]["sha256"]
+            else:
+                return None, None
+            return (None if self.policy == "always" else fingerprint), sha256
 
         if source.glob:
-            children = {k: version(k) for k, e in known.items() if e[4] == source.key}
-            children.update({k: version(k) for k, p in self._parents.items() if p == source.key})
-            return LoadRequest(source, children=children)
+            keys = {k for k, e in known.items() if e["glob"] == source.key}
+            keys |= {k for k, parent in self._parents.items() if parent == source.key}
+            return LoadRequest(source, children={k: version(k) for k in keys})
         return LoadRequest(source, *version(source.key))
 
-    def _hit(self, meta: dict[str, Any], contents: dict[str, str]) -> Snapshot:
-        digest = meta["digest"]
-        with self._lock:
-            entries = self._snapshots.get(digest)
-            if entries is None:
-                entries = tuple(Entry(e[0], e[1], contents[e[0]], e[2]) for e in meta["entries"] if e[0] in contents)
-                self._remember(digest, entries)
-        stats = {"cache_hits": len(entries), "revalidated": 0, "refreshed": 0, "stale": 0}
-        return Snapshot(entries, digest, (), stats, (), len(meta.get("skipped", ())))
-
-    def _adopt(self, state: MutableMapping[str, Any], contents: dict[str, str]) -> dict[str, Any]:
+    def _adopt(self, state: MutableMapping[str, Any], contents: Mapping[str, str]) -> Meta:
         """Meta for contents written without it (by deepagents, or by hand)."""
-        entries = [
-            [s.key, s.name, _sha(contents[s.key]), None, None] for s in self.sources if s.key in contents
-        ]
-        meta = {"v": _META_VERSION, "entries": entries, "skipped": {}, "pending": [], "checked_at": time.time()}
-        meta["digest"] = _digest(entries)
+        entries = [_entry(s, _sha(contents[s.key]), None) for s in self.sources if s.key in contents]
+        meta = _meta(entries, {}, [])
         state[self.meta_key] = meta
         return meta
 
-    # -- single flight --------------------------------------------------------
-
-    def _claim(
-        self, requests: Sequence[LoadRequest]
-    ) -> tuple[list[tuple[int, Future[list[LoadResult]]]], list[tuple[int, Future[list[LoadResult]]]]]:
-        """Split requests into those this caller reads and those already being read by another."""
-        mine, theirs = [], []
-        with self._lock:
-            for index, request in enumerate(requests):
-                key = _flight_key(request)
-                future = self._inflight.get(key)
-                if future is None:
-                    future = Future()
-                    self._inflight[key] = future
-                    mine.append((index, future))
-                else:
-                    theirs.append((index, future))
-        return mine, theirs
-
-    def _release(
-        self,
-        requests: Sequence[LoadRequest],
-        mine: list[tuple[int, Future[list[LoadResult]]]],
-        loaded: list[LoadResult] | BaseException,
-    ) -> dict[int, list[LoadResult]]:
-        """Hand this caller's results to everyone waiting on them."""
-        grouped: dict[int, list[LoadResult]] = {}
-        if not isinstance(loaded, BaseException):
-            # The loader expands globs in place: regroup the matches under their request.
-            position = 0
-            for index, _ in mine:
-                key = requests[index].source.key
-                group = grouped[index] = []
-                while position < len(loaded) and _belongs(loaded[position].source, key):
-                    group.append(loaded[position])
-                    position += 1
-        with self._lock:
-            for index, _ in mine:
-                self._inflight.pop(_flight_key(requests[index]), None)
-        for index, future in mine:
-            if isinstance(loaded, BaseException):
-                future.set_exception(loaded)
-            else:
-                future.set_result(grouped[index])
-        return grouped
-
     # -- merging a pass into the state ----------------------------------------
 
-    def _merge(self, state: MutableMapping[str, Any], work: _Pass, results: dict[int, list[LoadResult]]) -> Snapshot:
-        stats = {"cache_hits": 0, "revalidated": 0, "refreshed": 0, "stale": 0, "loaded": 0, "skipped": 0}
+    def _merge(self, state: MutableMapping[str, Any], work: _Pass, results: Mapping[int, list[LoadResult]]) -> Snapshot:
+        """Fold a pass's results into *state*, log what changed, and snapshot the result."""
+        stats = {"revalidated": 0, "refreshed": 0, "stale": 0, "loaded": 0, "skipped": 0}
         reported: list[LoadResult] = []
         failures: list[tuple[str, str, str]] = []
         with self._lock:
-            old_contents = state.get(self.state_key) or {}
-            old_meta = state.get(self.meta_key) or work.meta or {}
-            old_entries = {e[0]: e for e in old_meta.get("entries", ())}
-            contents = dict(old_contents)
-            entries_by_source: dict[str, list[list[Any]]] = {}
-            for e in old_meta.get("entries", ()):
-                entries_by_source.setdefault(e[4] or e[0], []).append(e)
-            skipped = dict(old_meta.get("skipped", {}))
+            contents = dict(state.get(self.state_key) or {})
+            meta = state.get(self.meta_key) or {}
+            old_entries = {e["source"]: e for e in meta.get("entries", ())}
+            by_source: dict[str, list[MetaEntry]] = {}
+            for e in meta.get("entries", ()):
+                by_source.setdefault(e["glob"] or e["source"], []).append(e)
+            skipped = dict(meta.get("skipped", {}))
             for index, request in enumerate(work.requests):
-                source = request.source
-                group = results.get(index, [])
-                new_entries: list[list[Any]] = []
-                previous = {e[0]: e for e in entries_by_source.get(source.key, [])}
-                glob_failed = source.glob and len(group) == 1 and group[0].source is source
-                if glob_failed and group[0].reason in STALE_REASONS and previous:
-                    for key, entry in previous.items():
-                        events.source_stale(group[0].source, group[0].reason or "", group[0].detail, entry[2])
-                        stats["stale"] += 1
-                        new_entries.append(entry)
-                    reported.append(replace(group[0], status="stale"))
-                else:
-                    matches = [r.source.key for r in group if r.source.parent == source.key]
-                    if matches:
-                        skipped.pop(source.key, None)
-                        if work.force or matches != list(previous):
-                            events.source_expanded(source, matches)
-                    for result in group:
-                        entry = self._merge_one(result, work, old_entries, contents, skipped, stats)
-                        reported.append(result if entry is None or result.status != "skipped" else replace(result, status="stale"))
-                        if entry is not None:
-                            new_entries.append(entry)
-                            skipped.pop(result.source.key, None)
-                        if result.fatal:
-                            failures.append((result.source.key, result.reason or "", result.detail))
-                    seen = {e[0] for e in new_entries} | {r.source.key for r in group}
-                    for key in previous:
-                        if key not in seen:
-                            contents.pop(key, None)
-                            gone = replace(source, key=key, name=key, glob=False, parent=source.key)
-                            events.source_skipped(gone, "not_found", "no longer matched by the glob")
+                source, group = request.source, results.get(index, [])
                 if request.fingerprint or request.sha256 or request.children:
                     stats["revalidated"] += len(group)
-                entries_by_source[source.key] = new_entries
-                if source.required and not new_entries:
-                    reason = group[0].reason if group else "not_found"
-                    failures.append((source.key, reason or "", group[0].detail if group else ""))
-            ordered = [e for s in self.sources for e in entries_by_source.get(s.key, [])]
-            self._parents.update({e[0]: e[4] for e in ordered if e[4] is not None})
-            pending = [s.key for s in self.sources if s.required and not entries_by_source.get(s.key)]
-            meta = {
-                "v": _META_VERSION,
-                "entries": ordered,
-                "skipped": skipped,
-                "pending": pending,
-                "checked_at": time.time(),
-                "digest": _digest(ordered),
-            }
-            keep = {e[0] for e in ordered}
+                previous = {e["source"]: e for e in by_source.get(source.key, [])}
+                kept = self._merge_source(source, group, previous, work, old_entries, contents, skipped, stats, reported)
+                by_source[source.key] = kept
+                failures += [(r.source.key, r.reason or "", r.detail) for r in group if r.fatal]
+                if source.required and not kept:
+                    first = group[0] if group else None
+                    failures.append((source.key, first.reason or "" if first else "not_found", first.detail if first else ""))
+            ordered = [e for s in self.sources for e in by_source.get(s.key, [])]
+            pending = [s.key for s in self.sources if s.required and not by_source.get(s.key)]
+            changed = stats["loaded"] or stats["refreshed"] or stats["stale"] or stats["skipped"] or work.force
+            unchanged = "digest" in meta and _same(ordered, meta["entries"]) and skipped == meta.get("skipped", {})
+            if unchanged and not changed:
+                if self.policy == "ttl":
+                    state[self.meta_key] = {**meta, "checked_at": time.time()}
+                return self._snapshot(meta, contents, stats, tuple(reported), tuple(failures), locked=True)
+            self._parents.update({e["source"]: e["glob"] for e in ordered if e["glob"] is not None})
+            keep = {e["source"] for e in ordered}
             contents = {k: v for k, v in contents.items() if k in keep}
+            meta = _meta(ordered, skipped, pending)
             state[self.state_key] = contents
             state[self.meta_key] = meta
-            entries = tuple(Entry(e[0], e[1], contents[e[0]], e[2]) for e in ordered)
-            self._remember(meta["digest"], entries)
-        stats["cache_hits"] += len(ordered) - stats["refreshed"] - stats["loaded"] - stats["stale"]
-        stats["cache_hits"] = max(stats["cache_hits"], 0)
-        return Snapshot(entries, meta["digest"], tuple(reported), stats, tuple(failures), len(skipped))
+            return self._snapshot(meta, contents, stats, tuple(reported), tuple(failures), locked=True)
+
+    def _merge_source(
+        self,
+        source: Source,
+        group: list[LoadResult],
+        previous: dict[str, MetaEntry],
+        work: _Pass,
+        old_entries: dict[str, MetaEntry],
+        contents: dict[str, str],
+        skipped: dict[str, str],
+        stats: dict[str, int],
+        reported: list[LoadResult],
+    ) -> list[MetaEntry]:
+        """The entries one configured source (a glob: all its matches) contributes after this pass."""
+        listing_failed = source.glob and len(group) == 1 and group[0].source is source
+        if listing_failed and group[0].reason in STALE_REASONS and previous and not work.force:
+            failed = group[0]
+            for entry in previous.values():
+                events.source_stale(failed.source, failed.reason or "", failed.detail, entry["sha256"])
+                stats["stale"] += 1
+            reported.append(replace(failed, status="stale"))
+            return list(previous.values())
+        matches = [r.source.key for r in group if r.source.parent == source.key]
+        if matches:
+            skipped.pop(source.key, None)
+            if work.force or matches != list(previous):
+                events.source_expanded(source, matches)
+        kept = []
+        for result in group:
+            entry = self._merge_one(result, work, old_entries.get(result.source.key), contents, skipped, stats)
+            reported.append(replace(result, status="stale") if entry is not None and not result.ok else result)
+            if entry is not None:
+                kept.append(entry)
+                skipped.pop(result.source.key, None)
+        seen = {r.source.key for r in group}
+        for key in previous.keys() - seen:
+            contents.pop(key, None)
+            gone = replace(source, key=key, name=key, glob=False, parent=source.key)
+            events.source_skipped(gone, "not_found", "no longer matched by the glob")
+            stats["skipped"] += 1
+        return kept
 
     def _merge_one(
         self,
         result: LoadResult,
         work: _Pass,
-        old_entries: dict[str, list[Any]],
+        old: MetaEntry | None,
         contents: dict[str, str],
         skipped: dict[str, str],
         stats: dict[str, int],
-    ) -> list[Any] | None:
-        """Fold one result into *contents*; the new meta entry, or None if the source is out."""
-        source = result.source
-        key = source.key
-        old = old_entries.get(key)
-        parent = source.parent
-        force = work.force
+    ) -> MetaEntry | None:
+        """Fold one result into *contents*: its new meta entry, or None if it is out of the prompt."""
+        source, key = result.source, result.source.key
+        held = old is not None and key in contents
         if result.status == "loaded":
             assert result.content is not None and result.sha256 is not None
             self._latest[key] = _Known(result.fingerprint, result.sha256, result.content, result.bytes)
-            cache = "miss" if key not in contents else "refreshed"
-            if force and old is not None and old[2] == result.sha256:
-                cache = "hit"
-            contents[key] = result.content
-            if cache != "hit":
-                stats["loaded" if cache == "miss" else "refreshed"] += 1
-            events.source_loaded(result, len(result.content), cache)
-            return [key, source.name, result.sha256, result.fingerprint, parent]
+            self._take(result, result.content, held, old, work.force, contents, stats)
+            return _entry(source, result.sha256, result.fingerprint)
         if result.status == "unchanged":
-            latest = work.basis.get(key)
-            if old is not None and key in contents and old[2] == result.sha256:
-                return [key, source.name, old[2], result.fingerprint or old[3], parent]
-            if latest is not None and latest.sha256 == result.sha256:
-                cache = "miss" if key not in contents else "refreshed"
-                contents[key] = latest.content
-                stats["loaded" if cache == "miss" else "refreshed"] += 1
-                events.source_loaded(replace(result, bytes=latest.bytes), len(latest.content), cache)
-                return [key, source.name, latest.sha256, result.fingerprint or latest.fingerprint, parent]
-            # Nothing to serve from: should not happen, but never drop silently.
-            events.source_skipped(source, "error", "unchanged but no copy is held", result.duration_ms)
-            stats["skipped"] += 1
-            skipped[key] = "error"
-            return None
-        # skipped
+            if held and old is not None and old["sha256"] == result.sha256:
+                return _entry(source, old["sha256"], result.fingerprint or old["fingerprint"])
+            basis = work.basis.get(key)
+            if basis is not None and basis.sha256 == result.sha256:  # newer in this process than in this state
+                self._take(replace(result, bytes=basis.bytes, sha256=basis.sha256), basis.content, held, old, False, contents, stats)
+                return _entry(source, basis.sha256, result.fingerprint or basis.fingerprint)
+            result = replace(result, status="skipped", reason="error", detail="reported unchanged, but no copy is held")
         reason = result.reason or "error"
-        good = contents.get(key) if old is not None else None
         latest = self._latest.get(key)
-        if reason in STALE_REASONS and not result.fatal and not force and (good is not None or latest is not None):
-            if good is None and latest is not None:
-                contents[key] = latest.content
-            sha256 = old[2] if good is not None and old is not None else latest.sha256  # type: ignore[union-attr]
+        if reason in STALE_REASONS and not result.fatal and not work.force and (held or latest is not None):
+            if held and old is not None:
+                sha256, fingerprint = old["sha256"], old["fingerprint"]
+            else:
+                assert latest is not None
+                contents[key], sha256, fingerprint = latest.content, latest.sha256, latest.fingerprint
             events.source_stale(source, reason, result.detail, sha256)
             stats["stale"] += 1
-            fingerprint = old[3] if old is not None and good is not None else None
-            return [key, source.name, sha256, fingerprint, parent]
+            return _entry(source, sha256, fingerprint)
         if reason not in STALE_REASONS:
             self._latest.pop(key, None)
         contents.pop(key, None)
-        known_out = skipped.get(key) == reason and not force
+        already_out = skipped.get(key) == reason and not work.force
         skipped[key] = reason
-        stats["skipped"] += 1
-        if not known_out:  # a source still out for the same reason was logged when it went out
+        if not already_out:  # a source still out for the same reason was logged when it went out
+            stats["skipped"] += 1
             events.source_skipped(source, reason, result.detail, result.duration_ms)
         return None
 
-    # -- helpers ------------------------------------------------------------
+    @staticmethod
+    def _take(
+        result: LoadResult,
+        content: str,
+        held: bool,
+        old: MetaEntry | None,
+        force: bool,
+        contents: dict[str, str],
+        stats: dict[str, int],
+    ) -> None:
+        """Put read content into *contents* and log it as a miss, a refresh, or (forced) a hit."""
+        if not held:
+            cache = "miss"
+            stats["loaded"] += 1
+        elif force and old is not None and old["sha256"] == result.sha256:
+            cache = "hit"
+        else:
+            cache = "refreshed"
+            stats["refreshed"] += 1
+        contents[result.source.key] = content
+        events.source_loaded(result, len(content), cache)
 
-    def _remember(self, digest: str, entries: tuple[Entry, ...]) -> None:
-        self._snapshots[digest] = entries
-        self._snapshots.move_to_end(digest)
-        while len(self._snapshots) > _SNAPSHOT_MEMO:
-            self._snapshots.popitem(last=False)
+    # -- snapshots ----------------------------------------------------------
+
+    def _snapshot(
+        self,
+        meta: Meta,
+        contents: Mapping[str, str],
+        stats: dict[str, int],
+        results: tuple[LoadResult, ...] = (),
+        failures: tuple[tuple[str, str, str], ...] = (),
+        *,
+        locked: bool = False,
+    ) -> Snapshot:
+        """The entries of *meta*, shared by every state with the same digest."""
+        digest = meta["digest"]
+        if not locked:
+            self._lock.acquire()
+        try:
+            entries = self._snapshots.get(digest)
+            if entries is None:
+                entries = tuple(
+                    Entry(e["source"], e["name"], contents[e["source"]], e["sha256"]) for e in meta["entries"]
+                )
+                self._snapshots[digest] = entries
+                while len(self._snapshots) > _SNAPSHOT_MEMO:
+                    self._snapshots.popitem(last=False)
+        finally:
+            if not locked:
+                self._lock.release()
+        fresh = stats.get("loaded", 0) + stats.get("refreshed", 0) + stats.get("stale", 0)
+        stats = {"cache_hits": len(entries) - fresh, "refreshed": 0, "stale": 0, "loaded": 0, "skipped": 0, **stats}
+        return Snapshot(entries, digest, results, stats, failures, len(meta.get("skipped", ())))
+
+
+def _entry(source: Source, sha256: str, fingerprint: str | None) -> MetaEntry:
+    return {"source": source.key, "name": source.name, "sha256": sha256, "fingerprint": fingerprint, "glob": source.parent}
+
+
+def _meta(entries: list[MetaEntry], skipped: dict[str, str], pending: list[str]) -> Meta:
+    return {
+        "v": _META_VERSION,
+        "entries": entries,
+        "skipped": skipped,
+        "pending": pending,
+        "checked_at": time.time(),
+        "digest": _digest(entries),
+    }
+
+
+def _same(new: Sequence[MetaEntry], old: Sequence[MetaEntry]) -> bool:
+    """Same sources, names, hashes and fingerprints in the same order."""
+    return len(new) == len(old) and all(a == b for a, b in zip(new, old, strict=True))
 
 
 def _belongs(source: Source, key: str) -> bool:
@@ -395,15 +449,16 @@ def _belongs(source: Source, key: str) -> bool:
 
 
 def _flight_key(request: LoadRequest) -> tuple[Any, ...]:
-    return (request.source.key, request.source.url, request.fingerprint, request.sha256, tuple(sorted(request.children.items())))
+    children = tuple(sorted(request.children.items()))
+    return (request.source.key, request.source.url, request.fingerprint, request.sha256, children)
 
 
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _digest(entries: Iterable[Sequence[Any]]) -> str:
+def _digest(entries: Iterable[MetaEntry]) -> str:
     h = hashlib.sha256()
     for e in entries:
-        h.update(f"{e[0]}\x1f{e[1]}\x1f{e[2]}\x1e".encode())
+        h.update(f"{e['source']}\x1f{e['name']}\x1f{e['sha256']}\x1e".encode())
     return h.hexdigest()

@@ -57,7 +57,7 @@ class Pipeline:
         sources = build_sources(config)
         return cls(
             FsspecLoader.from_config(config, formatter.clean),
-            PolicyCache.from_config(config, sources, formatter.clean),
+            PolicyCache.from_config(config, sources),
             formatter,
             SystemPromptAppender.from_config(config),
             config=config,
