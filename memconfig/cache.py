@@ -298,8 +298,8 @@ class PolicyCache:
         listing_failed = source.glob and len(group) == 1 and group[0].source is source
         if listing_failed and group[0].reason in STALE_REASONS and previous and not work.force:
             failed = group[0]
-            for entry in previous.values():
-                events.source_stale(failed.source, failed.reason or "", failed.detail, entry["sha256"])
+            for held in previous.values():
+                events.source_stale(failed.source, failed.reason or "", failed.detail, held["sha256"])
                 stats["stale"] += 1
             reported.append(replace(failed, status="stale"))
             return list(previous.values())
@@ -308,7 +308,7 @@ class PolicyCache:
             skipped.pop(source.key, None)
             if work.force or matches != list(previous):
                 events.source_expanded(source, matches)
-        kept = []
+        kept: list[MetaEntry] = []
         for result in group:
             entry = self._merge_one(result, work, old_entries.get(result.source.key), contents, skipped, stats)
             reported.append(replace(result, status="stale") if entry is not None and not result.ok else result)

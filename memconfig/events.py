@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable, Mapping
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import structlog
 
@@ -121,7 +121,7 @@ def prompt_built(**fields: Any) -> None:
     _emit("info", "prompt_built", fields)
 
 
-def configure_cli_logging(format: str = "json", level: str = "info", stream: IO[str] | None = None) -> None:
+def configure_cli_logging(format: str = "json", level: str = "info", stream: TextIO | None = None) -> None:
     """Configure structlog globally for the command line: JSON lines or console text to *stream*."""
     import sys
 
