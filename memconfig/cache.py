@@ -66,27 +66,40 @@ class _Pass:
 
 
 class _Flights:
-    """Single flight: concurrent reads of the same request share one result."""
+    """Single flight: concurrent reads of the same request share one result.
+
+    A caller claims the requests nobody is reading yet, under one future for
+    all of them; later callers asking for any of those wait on that future.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._futures: dict[tuple[Any, ...], Future[list[LoadResult]]] = {}
+        self._reading: dict[tuple[Any, ...], tuple[Future[list[list[LoadResult]]], int]] = {}
 
-    def claim(self, requests: Sequence[LoadRequest]) -> tuple[list[int], list[tuple[int, Future[list[LoadResult]]]]]:
-        """Indexes this caller must read, and futures of the ones another caller is reading."""
-        mine, theirs = [], []
+    def claim(
+        self, requests: Sequence[LoadRequest]
+    ) -> tuple[list[int], Future[list[list[LoadResult]]], list[tuple[int, Future[list[list[LoadResult]]], int]]]:
+        """Indexes this caller must read (published on its future), and where to wait for the rest."""
+        mine: list[int] = []
+        theirs = []
+        batch: Future[list[list[LoadResult]]] = Future()
         with self._lock:
             for index, request in enumerate(requests):
                 key = _flight_key(request)
-                if key in self._futures:
-                    theirs.append((index, self._futures[key]))
-                else:
-                    self._futures[key] = Future()
+                held = self._reading.get(key)
+                if held is None:
+                    self._reading[key] = (batch, len(mine))
                     mine.append(index)
-        return mine, theirs
+                else:
+                    theirs.append((index, *held))
+        return mine, batch, theirs
 
     def release(
-        self, requests: Sequence[LoadRequest], mine: list[int], outcome: list[LoadResult] | BaseException
+        self,
+        requests: Sequence[LoadRequest],
+        mine: list[int],
+        batch: Future[list[list[LoadResult]]],
+        outcome: list[LoadResult] | BaseException,
     ) -> dict[int, list[LoadResult]]:
         """Publish this caller's results (regrouped per request) to everyone waiting."""
         grouped: dict[int, list[LoadResult]] = {}
@@ -99,12 +112,12 @@ class _Flights:
                     group.append(outcome[position])
                     position += 1
         with self._lock:
-            futures = [self._futures.pop(_flight_key(requests[index])) for index in mine]
-        for index, future in zip(mine, futures, strict=True):
-            if isinstance(outcome, BaseException):
-                future.set_exception(outcome)
-            else:
-                future.set_result(grouped[index])
+            for index in mine:
+                del self._reading[_flight_key(requests[index])]
+        if isinstance(outcome, BaseException):
+            batch.set_exception(outcome)
+        else:
+            batch.set_result([grouped[index] for index in mine])
         return grouped
 
 
@@ -151,17 +164,17 @@ class PolicyCache:
         work = self._plan(state, force)
         if isinstance(work, Snapshot):
             return work
-        mine, theirs = self._flights.claim(work.requests)
+        mine, batch, theirs = self._flights.claim(work.requests)
         results: dict[int, list[LoadResult]] = {}
         if mine:
             try:
                 loaded = loader.load([work.requests[i] for i in mine])
             except BaseException as exc:
-                self._flights.release(work.requests, mine, exc)
+                self._flights.release(work.requests, mine, batch, exc)
                 raise
-            results.update(self._flights.release(work.requests, mine, loaded))
-        for index, future in theirs:
-            results[index] = future.result()
+            results.update(self._flights.release(work.requests, mine, batch, loaded))
+        for index, future, slot in theirs:
+            results[index] = future.result()[slot]
         return self._merge(state, work, results)
 
     async def aresolve(self, state: MutableMapping[str, Any], loader: Loader, *, force: bool = False) -> Snapshot:
@@ -169,17 +182,17 @@ class PolicyCache:
         work = self._plan(state, force)
         if isinstance(work, Snapshot):
             return work
-        mine, theirs = self._flights.claim(work.requests)
+        mine, batch, theirs = self._flights.claim(work.requests)
         results: dict[int, list[LoadResult]] = {}
         if mine:
             try:
                 loaded = await loader.aload([work.requests[i] for i in mine])
             except BaseException as exc:
-                self._flights.release(work.requests, mine, exc)
+                self._flights.release(work.requests, mine, batch, exc)
                 raise
-            results.update(self._flights.release(work.requests, mine, loaded))
-        for index, future in theirs:
-            results[index] = await asyncio.wrap_future(future)
+            results.update(self._flights.release(work.requests, mine, batch, loaded))
+        for index, future, slot in theirs:
+            results[index] = (await asyncio.wrap_future(future))[slot]
         return self._merge(state, work, results)
 
     # -- planning -----------------------------------------------------------

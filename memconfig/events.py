@@ -41,12 +41,28 @@ _LEVELS: Mapping[str, int] = {
     "error": logging.ERROR,
 }
 _stdlib = logging.getLogger(LOGGER_NAME)
-_structlog = structlog.get_logger(LOGGER_NAME)
+_bound: tuple[tuple[int, ...], Any] | None = None
+
+
+def _structlog_logger() -> Any:
+    """structlog's logger for the current configuration, assembled once per configuration.
+
+    A lazy proxy assembles a new logger on every call; memconfig logs on every
+    render, so it keeps the assembled one until ``structlog.configure`` changes
+    what it is made of. (Holding it keeps those objects alive, so their ids
+    cannot be reused by a later configuration.)
+    """
+    global _bound
+    config = structlog.get_config()
+    token = tuple(id(config[k]) for k in ("processors", "logger_factory", "wrapper_class", "context_class"))
+    if _bound is None or _bound[0] != token:
+        _bound = (token, structlog.get_logger(LOGGER_NAME).bind())
+    return _bound[1]
 
 
 def _emit(level: str, event: str, fields: dict[str, Any]) -> None:
     if structlog.is_configured():
-        getattr(_structlog, level)(event, **fields)
+        getattr(_structlog_logger(), level)(event, **fields)
         return
     number = _LEVELS[level]
     if _stdlib.isEnabledFor(number):
