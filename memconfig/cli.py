@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from collections.abc import Iterator, Sequence
-from typing import IO
+from typing import TextIO
 
 from . import __version__
 from .config import Config, load_config
 from .events import configure_cli_logging
-from .exceptions import ConfigError, MemconfigError
+from .exceptions import ConfigError, MemconfigError, SourceError
 from .pipeline import Pipeline
+from .stages import LoadResult
 
 __all__ = ["main"]
 
@@ -60,7 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         with _logging(config, args):
             pipeline = Pipeline.from_config(config)
             if args.command == "sources":
-                _print_sources(pipeline)
+                failed = _print_sources(pipeline)
+                if failed:
+                    raise SourceError(failed.source.key, failed.reason or "", failed.detail)
                 return 0
             system = _read_system(args)
             sys.stdout.write(pipeline.render(system=system))
@@ -71,6 +75,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (``memconfig render ... | head``): stop quietly, like other tools.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 def _read_system(args: argparse.Namespace) -> str | None:
@@ -89,7 +97,7 @@ def _logging(config: Config, args: argparse.Namespace) -> Iterator[None]:
     """Configure structlog for this run: CLI flags over the config's ``logging`` section."""
     options = config.logging
     target = args.log_file or (str(config.resolve_path(options.file)) if options.file else None)
-    stream: IO[str] = sys.stderr
+    stream: TextIO = sys.stderr
     if target is not None:
         try:
             stream = open(target, "a", encoding="utf-8")  # noqa: SIM115 - closed below
@@ -103,14 +111,19 @@ def _logging(config: Config, args: argparse.Namespace) -> Iterator[None]:
             stream.close()
 
 
-def _print_sources(pipeline: Pipeline) -> None:
+def _print_sources(pipeline: Pipeline) -> LoadResult | None:
+    """Print the table; return the first source that would fail a render, if any."""
     rows = [("NAME", "URL", "STATUS", "BYTES", "REASON")]
+    failed = None
     for result in pipeline.load():
+        if failed is None and not result.ok and (result.source.required or result.fatal):
+            failed = result
         reason = f"{result.reason}: {result.detail}" if result.reason else ""
         rows.append((result.source.name, result.source.display_url, result.status, str(result.bytes), reason))
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     for row in rows:
         print(("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[4]).rstrip())
+    return failed
 
 
 def run() -> None:

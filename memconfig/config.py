@@ -13,7 +13,7 @@ from __future__ import annotations
 import codecs
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,7 +23,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from .exceptions import ConfigError, Problem
 from .presets import PRESETS, Preset
-from .redact import redact_options
+from .redact import redact_options, redact_url
 from .templates import Template, TemplateError
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
 
 MEMORY_SLOT = "agent_memory"
 SECTION_SLOTS = frozenset({"path", "name", "content"})
+_SECTIONS = frozenset({"sources", "storage", "loader", "cache", "formatter", "appender", "logging"})
 
 _VAR_RE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$\{[^}]*\}?")
 
@@ -107,7 +108,11 @@ class SourceConfig(_Model):
     @model_validator(mode="before")
     @classmethod
     def _from_string(cls, value: Any) -> Any:
-        return {"url": value} if isinstance(value, str) else value
+        if isinstance(value, str):
+            return {"url": value}
+        if not isinstance(value, Mapping | SourceConfig):
+            raise ValueError("must be a URL string or a mapping with 'url' (or 'glob')")
+        return value
 
     _vars = field_validator("url", "glob")(_check_vars)
 
@@ -130,7 +135,11 @@ class SourceConfig(_Model):
 
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         for key, value in super().__repr_args__():
-            yield key, redact_options(value) if key == "storage_options" else value
+            if key == "storage_options":
+                value = redact_options(value)
+            elif key in ("url", "glob") and value is not None:
+                value = redact_url(value)
+            yield key, value
 
 
 class LoaderConfig(_Model):
@@ -139,7 +148,7 @@ class LoaderConfig(_Model):
     encoding: str = "utf-8"
     on_decode_error: Literal["skip", "replace", "fail"] = "skip"
     max_bytes: int = Field(default=1 << 20, gt=0)
-    concurrency: int = Field(default=16, ge=1, le=1024)
+    concurrency: int = Field(default=64, ge=1, le=1024)
     timeout: float = Field(default=30.0, gt=0)
     retries: int = Field(default=2, ge=0, le=20)
     backoff: float = Field(default=0.2, ge=0)
@@ -273,12 +282,30 @@ class Config(BaseSettings):
         # Environment first: MEMCONFIG_* overrides what the YAML file says.
         return (env_settings, init_settings)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _empty_sections(cls, data: Any) -> Any:
+        # A section whose entries are all commented out is null in YAML: read it as absent.
+        if isinstance(data, Mapping):
+            return {k: v for k, v in data.items() if not (v is None and k in _SECTIONS)}
+        return data
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_number(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError("must be 1")
+        if isinstance(value, str) and value.strip().isdigit():
+            return int(value)  # from MEMCONFIG_VERSION
+        return value
+
     @model_validator(mode="after")
     def _unique_names(self) -> Config:
         seen: dict[str, int] = {}
         for i, source in enumerate(self.sources):
             if source.written in seen:
-                raise ValueError(f"sources[{i}] repeats sources[{seen[source.written]}] ({source.written!r})")
+                shown = redact_url(source.written)
+                raise ValueError(f"sources[{i}] repeats sources[{seen[source.written]}] ({shown!r})")
             seen[source.written] = i
         return self
 
@@ -336,7 +363,7 @@ class Config(BaseSettings):
             problems += [_problem_from_pydantic(err) for err in exc.errors()]
             raise ConfigError(problems, file=file) from None
         except SettingsError as exc:
-            problems.append(Problem("(environment)", str(exc)))
+            problems.append(_problem_from_settings(exc))
             raise ConfigError(problems, file=file) from None
         if problems:
             raise ConfigError(problems, file=file)
@@ -345,7 +372,7 @@ class Config(BaseSettings):
         if config.base_dir is not None:
             chosen = Path(os.path.expanduser(config.base_dir))
             origin = chosen if chosen.is_absolute() else origin / chosen
-        config._base = origin.absolute()
+        config._base = Path(os.path.abspath(origin))
         _check_on_disk(config, problems)
         if problems:
             raise ConfigError(problems, file=file)
@@ -392,9 +419,32 @@ def _problem_from_pydantic(err: Mapping[str, Any]) -> Problem:
         message = "unknown key"
     elif err["type"] == "missing":
         message = "required key is missing"
-    elif err["type"] == "literal_error":
+    elif err["type"] in ("model_type", "dict_type"):
+        message = "must be a mapping"
+    else:
         message = message.replace("Input should be", "must be")
-    return Problem(_format_loc(loc), message)
+    return Problem(_format_loc(loc), message + _env_hint(loc))
+
+
+def _problem_from_settings(exc: SettingsError) -> Problem:
+    found = re.search(r'field "(\w+)"', str(exc))
+    if found is None:
+        return Problem("(environment)", str(exc))
+    name = f"MEMCONFIG_{found[1].upper()}"
+    return Problem(found[1], f"environment variable {name} is not valid JSON (lists and mappings must be JSON)")
+
+
+def _env_hint(loc: tuple[int | str, ...]) -> str:
+    """Name the ``MEMCONFIG_*`` variable behind a bad value, since the YAML may not even mention it."""
+    names = [str(p) for p in loc]
+    set_names = {k.upper() for k in os.environ if k.upper().startswith("MEMCONFIG_")}
+    for end in range(len(names), 0, -1):
+        if not all(n.isidentifier() for n in names[:end]):
+            continue
+        name = "MEMCONFIG_" + "__".join(names[:end]).upper()
+        if name in set_names:
+            return f" (set by environment variable {name})"
+    return ""
 
 
 def _check_on_disk(config: Config, problems: list[Problem]) -> None:
@@ -450,7 +500,7 @@ def _read_credentials(path: Path, problems: list[Problem]) -> dict[str, dict[str
     if text is None:
         return {}
     try:
-        data = yaml.safe_load(text) or {}
+        data = _safe_load(text) or {}
     except yaml.YAMLError as exc:
         problems.append(Problem("credentials_file", _yaml_message(str(path), exc)))
         return {}
@@ -462,6 +512,28 @@ def _read_credentials(path: Path, problems: list[Problem]) -> dict[str, dict[str
     table = _expand_tree(data, "", found)
     problems += [Problem(f"credentials_file: {p.path}", p.message) for p in found]
     return {str(k): v for k, v in table.items()}
+
+
+class _SafeLoader(yaml.SafeLoader):
+    """``yaml.safe_load``, except that a key given twice in one mapping is an error, not a silent override."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, Hashable):
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        "while reading a mapping", node.start_mark, f"duplicate key {key!r}", key_node.start_mark
+                    )
+                seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
+def _safe_load(text: str) -> Any:
+    return yaml.load(text, Loader=_SafeLoader)  # a SafeLoader subclass: plain data only
 
 
 def _yaml_message(file: str, exc: yaml.YAMLError) -> str:
@@ -484,7 +556,7 @@ def load_config(path: str | os.PathLike[str]) -> Config:
     file = os.fspath(path)
     text = _read_config_text(Path(file))
     try:
-        data = yaml.safe_load(text)
+        data = _safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(_yaml_message(file, exc)) from None
     if data is None:
@@ -500,4 +572,3 @@ def _read_config_text(path: Path) -> str:
     if text is None:
         raise ConfigError([Problem("", p.message) for p in problems], file=str(path))
     return text
-

@@ -41,6 +41,7 @@ _LEVELS: Mapping[str, int] = {
     "error": logging.ERROR,
 }
 _stdlib = logging.getLogger(LOGGER_NAME)
+_stdlib.addHandler(logging.NullHandler())  # the library's own logger: silent unless the application says otherwise
 _bound: tuple[tuple[int, ...], Any] | None = None
 
 

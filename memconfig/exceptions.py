@@ -63,5 +63,6 @@ class SourceError(MemconfigError):
         self.source = source
         self.reason = reason
         self.detail = detail
-        text = f"required source {source!r} was not loaded: {reason}"
+        # Not always a ``required`` source: ``on_decode_error: fail`` fails a render too.
+        text = f"source {source!r} was not loaded and the render needs it: {reason}"
         super().__init__(f"{text} ({detail})" if detail else text)

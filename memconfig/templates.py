@@ -47,7 +47,9 @@ class Template:
             if field == "" or field.isdigit():
                 raise TemplateError(f"positional slot {shown} is not allowed; use a named slot")
             if not field.isidentifier():
-                raise TemplateError(f"slot {shown} uses attribute or index access; only plain names are allowed")
+                if "." in field or "[" in field:
+                    raise TemplateError(f"slot {shown} uses attribute or index access; only plain names are allowed")
+                raise TemplateError(f"slot {shown} is not a plain name (letters, digits and '_', no spaces)")
             if conversion or spec:
                 raise TemplateError(f"slot {shown} has a conversion or format spec; only plain names are allowed")
             if field not in allowed:
