@@ -80,7 +80,7 @@ class FsspecLoader:
         encoding: str = "utf-8",
         on_decode_error: str = "skip",
         max_bytes: int = 1 << 20,
-        concurrency: int = 16,
+        concurrency: int = 64,
         backoff: float = 0.2,
         clean: Callable[[str], str] = str.strip,
         fingerprints: bool = False,
@@ -159,7 +159,8 @@ class FsspecLoader:
             fs, path = source.open_fs()
             if source.glob:
                 matches = _files(fs.glob(path, detail=True))
-                return self._expanded(request, fs, matches, [self._read_inline(_child(request, fs, m))[0] for m in matches])
+                results = [self._read_inline(_child(request, fs, m))[0] for m in matches]
+                return self._expanded(request, started, matches, results)
             if isinstance(fs, LocalFileSystem):
                 return [self._read_local(request, path, started)]
             fingerprint = _fingerprint(fs.info(path)) if self.fingerprints or request.fingerprint else None
@@ -195,6 +196,7 @@ class FsspecLoader:
         try:
             fs, path = await self._retrying(source, lambda: self._in_thread(source.open_fs))
             if source.glob:
+                fs.invalidate_cache()  # a listing cached on an earlier pass would hide new files
                 if fs.async_impl and not fs.asynchronous and _is_single(source):
                     listing = await self._retrying(source, lambda: fs._glob(path, detail=True))
                 else:
@@ -203,7 +205,7 @@ class FsspecLoader:
                 children = await asyncio.gather(
                     *(self._read_remote(_child(request, fs, m), limit) for m in matches)
                 )
-                return self._expanded(request, fs, matches, [c[0] for c in children])
+                return self._expanded(request, started, matches, [c[0] for c in children])
             async with limit:
                 return [await self._retrying(source, lambda: self._read_one(request, fs, path, started))]
         except Exception as exc:
@@ -219,6 +221,8 @@ class FsspecLoader:
 
         async def info() -> str | None:
             try:
+                if request.source.parent is None:  # a glob's match is in the listing made this pass
+                    fs.invalidate_cache(path)  # s3fs answers info() from cached listings
                 return _fingerprint(await call("info", path))
             except Exception:
                 return None  # the read below reports the real error
@@ -300,10 +304,12 @@ class FsspecLoader:
             detail = f"no answer within {source.timeout:g} s"
         return _skipped(source, reason, source.redact(detail), started)
 
-    def _expanded(self, request: LoadRequest, fs: Any, matches: list[str], results: list[LoadResult]) -> list[LoadResult]:
+    def _expanded(
+        self, request: LoadRequest, started: float, matches: list[str], results: list[LoadResult]
+    ) -> list[LoadResult]:
         source = request.source
         if not matches:
-            return [_skipped(source, "not_found", "the glob matched no file", time.perf_counter())]
+            return [_skipped(source, "not_found", "the glob matched no file", started)]
         return results
 
 
@@ -359,6 +365,8 @@ def _classify(exc: BaseException) -> tuple[str, str, bool]:
         return "remote_error", f"S3 {code}", code in _S3_TRANSIENT
     if isinstance(exc, FileNotFoundError):
         return "not_found", "no such file", False
+    if isinstance(exc, KeyError) and type(exc).__name__ == "NotFoundError":  # pygit2: no such ref or commit
+        return "not_found", f"no such git ref {exc}", False
     if isinstance(exc, IsADirectoryError):
         return "is_directory", "is a directory", False
     if isinstance(exc, PermissionError):

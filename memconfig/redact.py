@@ -30,7 +30,8 @@ _SECRET_QUERY_KEYS = frozenset(
 _SECRET_OPTION_PARTS = ("secret", "password", "passwd", "token", "key", "credential", "auth", "signature", "sas")
 _SAFE_OPTION_KEYS = frozenset({"anon", "key_prefix", "use_ssl", "requester_pays"})
 
-_USERINFO_RE = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.\-]*://)(?P<userinfo>[^/@\s?#]+)@")
+# Up to the last "@" before the path: a password may hold an unescaped "@", as yarl (aiohttp) accepts.
+_USERINFO_RE = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.\-]*://)(?P<userinfo>[^/\s?#]+)@")
 _QUERY_RE = re.compile(r"(?P<sep>[?&;])(?P<key>[^=&;#\s?]+)=(?P<value>[^&;#\s\"'<>]*)")
 
 
@@ -82,8 +83,8 @@ class Redactor:
 
     __slots__ = ("_values",)
 
-    def __init__(self, options: Mapping[str, Any] = (), extra: Iterable[str] = ()) -> None:
-        values = set(_secret_values(dict(options))) | {v for v in extra if v and len(v) >= 4}
+    def __init__(self, options: Mapping[str, Any] | None = None, extra: Iterable[str] = ()) -> None:
+        values = set(_secret_values(options or {})) | {v for v in extra if v and len(v) >= 4}
         self._values = tuple(sorted(values, key=len, reverse=True))
 
     def __call__(self, text: str) -> str:

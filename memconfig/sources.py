@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 import fsspec
 from fsspec.core import split_protocol
@@ -43,8 +44,9 @@ class Source:
     """One location to read, resolved from the config.
 
     Attributes:
-        key: the location as written; section ``{path}`` and key in state.
-        name: the display name (``{name}``); defaults to *key*.
+        key: the location as written, credentials masked; section ``{path}``
+            and key in state.
+        name: the display name (``{name}``), credentials masked; defaults to *key*.
         url: the expanded URL handed to fsspec. May hold secrets: never log it,
             log :attr:`display_url`.
         required: a skip fails the render.
@@ -153,18 +155,18 @@ def build_sources(config: Config) -> list[Source]:
     for item in config.sources:
         url = resolve_url(item.written, config)
         options = _options_for(url, config, item.storage_options, item.credentials)
-        secrets = _url_secrets(url)
+        redact = Redactor(options, _url_secrets(url))
         out.append(
             Source(
-                key=item.written,
-                name=item.display_name,
+                key=redact(item.written),
+                name=redact(item.display_name),
                 url=url,
                 required=item.required,
                 glob=item.glob is not None,
                 storage_options=options,
                 timeout=item.timeout if item.timeout is not None else config.loader.timeout,
                 retries=item.retries if item.retries is not None else config.loader.retries,
-                redact=Redactor(options, secrets),
+                redact=redact,
             )
         )
     return out
@@ -187,11 +189,11 @@ def _options_for(
 
 
 def _url_secrets(url: str) -> list[str]:
-    """User-info passwords in a URL, so they are masked even where a library reformats the URL."""
+    """User-info passwords in a URL (also decoded), so they are masked where a library reformats the URL."""
     found = []
     for part in url.split("::"):
-        match = re.match(r"^[a-zA-Z][\w+.\-]*://([^/@?#]+)@", part)
+        match = re.match(r"^[a-zA-Z][\w+.\-]*://([^/?#]+)@", part)
         if match:
             userinfo = match[1]
             found += [userinfo, *userinfo.split(":", 1)[1:]]
-    return [os.fsdecode(s) for s in found]
+    return [os.fsdecode(s) for s in found] + [unquote(s) for s in found if unquote(s) != s]

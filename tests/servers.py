@@ -1,0 +1,291 @@
+"""Real servers for the remote-source tests, each on loopback in a background thread.
+
+:class:`WebServer` is an aiohttp application whose paths behave as a test sets
+them up (serve bytes, fail with a status, answer slowly) and which counts the
+requests it gets. :class:`S3Server` is moto's S3 API server with one IAM user
+whose keys it enforces, so a wrong secret is refused as AWS would refuse it.
+Both pick a free port and are stopped by :meth:`stop`, which waits for their
+threads to end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import threading
+import urllib.request
+from collections import Counter
+from dataclasses import dataclass, field
+from email.utils import formatdate
+from typing import Any
+
+from aiohttp import web
+
+__all__ = ["S3Server", "WebServer"]
+
+HOST = "127.0.0.1"
+
+
+@dataclass
+class _Failure:
+    status: int
+    times: int | None  # None: forever
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class WebServer:
+    """An aiohttp server on ``127.0.0.1``, on its own event loop in a thread.
+
+    Set up paths (without the leading ``/``) with :meth:`serve`, :meth:`fail`
+    and :meth:`delay`; any other path answers 404. :attr:`hits` counts requests
+    per path, :attr:`methods` per method and path; :attr:`auth` records each
+    request's ``Authorization`` header; :attr:`peak` is the most requests
+    ever in progress at once.
+    """
+
+    def __init__(self) -> None:
+        self.files: dict[str, bytes] = {}
+        self.headers: dict[str, dict[str, str]] = {}
+        self.failures: dict[str, _Failure] = {}
+        self.delays: dict[str, float] = {}
+        self.hits: Counter[str] = Counter()
+        self.methods: Counter[tuple[str, str]] = Counter()
+        self.auth: list[str | None] = []
+        self.peak = 0  # the most requests ever in progress at once
+        self.port = 0
+        self._active = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+        self._release: asyncio.Event | None = None
+
+    def __repr__(self) -> str:
+        return f"WebServer(port={self.port}, paths={sorted(self.files)})"
+
+    # -- what the test sets up ----------------------------------------------
+
+    def url(self, path: str) -> str:
+        """The ``http://`` URL of *path* on this server."""
+        return f"http://{HOST}:{self.port}/{path}"
+
+    def serve(
+        self, path: str, body: bytes | str, *, etag: str | None = None, last_modified: float | None = None
+    ) -> str:
+        """Serve *body* at *path* (Range requests honoured); returns its URL."""
+        self.files[path] = body.encode() if isinstance(body, str) else body
+        extra = {}
+        if etag is not None:
+            extra["ETag"] = f'"{etag}"'
+        if last_modified is not None:
+            extra["Last-Modified"] = formatdate(last_modified, usegmt=True)
+        self.headers[path] = extra
+        return self.url(path)
+
+    def fail(self, path: str, status: int, times: int | None = None, **headers: str) -> str:
+        """Answer *status* to the first *times* requests for *path* (all, if None), then serve it."""
+        self.failures[path] = _Failure(status, times, {k.replace("_", "-"): v for k, v in headers.items()})
+        return self.url(path)
+
+    def delay(self, path: str, seconds: float) -> str:
+        """Wait *seconds* before answering *path* (cut short when the server stops)."""
+        self.delays[path] = seconds
+        return self.url(path)
+
+    def reset(self) -> None:
+        """Let slow answers finish now, then forget every path and count."""
+        if self._loop is not None:
+            asyncio.run_coroutine_threadsafe(self._settle(), self._loop).result(10)
+        self.files.clear()
+        self.headers.clear()
+        self.failures.clear()
+        self.delays.clear()
+        self.hits.clear()
+        self.methods.clear()
+        self.auth.clear()
+        self.peak = 0
+
+    # -- the application -----------------------------------------------------
+
+    async def _settle(self) -> None:
+        assert self._release is not None
+        self._release.set()
+        while self._active:
+            await asyncio.sleep(0.005)
+        self._release = asyncio.Event()
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        path = request.match_info["path"]
+        self.hits[path] += 1
+        self.methods[request.method, path] += 1
+        self.auth.append(request.headers.get("Authorization"))
+        self._active += 1
+        self.peak = max(self.peak, self._active)
+        try:
+            return await self._answer(request, path)
+        finally:
+            self._active -= 1
+
+    async def _answer(self, request: web.Request, path: str) -> web.StreamResponse:
+        seconds = self.delays.get(path)
+        if seconds and self._release is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._release.wait(), seconds)
+        failure = self.failures.get(path)
+        if failure is not None and (failure.times is None or failure.times > 0):
+            if failure.times is not None:
+                failure.times -= 1
+            return web.Response(status=failure.status, text=f"failing with {failure.status}", headers=failure.headers)
+        body = self.files.get(path)
+        if body is None:
+            return web.Response(status=404, text="not here")
+        headers = {"Accept-Ranges": "bytes", **self.headers.get(path, {})}
+        wanted = request.http_range
+        if request.headers.get("Range") and (wanted.start is not None or wanted.stop is not None):
+            start, stop, _ = wanted.indices(len(body))
+            headers["Content-Range"] = f"bytes {start}-{max(stop - 1, start)}/{len(body)}"
+            return web.Response(status=206, body=body[start:stop], headers=headers)
+        return web.Response(body=body, headers=headers)
+
+    # -- lifecycle -------------------------------------------------------------
+
+    def start(self) -> WebServer:
+        """Start listening on a free port; returns once requests are served."""
+        ready = threading.Event()
+        self._loop = asyncio.new_event_loop()
+
+        async def begin() -> None:
+            app = web.Application()
+            app.router.add_route("*", "/{path:.*}", self._handle)
+            self._release = asyncio.Event()
+            self._runner = web.AppRunner(app, shutdown_timeout=0.1, access_log=None)
+            await self._runner.setup()
+            site = web.TCPSite(self._runner, HOST, 0)
+            await site.start()
+            self.port = self._runner.addresses[0][1]
+
+        failed: list[BaseException] = []
+
+        def run() -> None:
+            assert self._loop is not None
+            asyncio.set_event_loop(self._loop)
+            try:
+                self._loop.run_until_complete(begin())
+            except BaseException as exc:
+                failed.append(exc)
+                return
+            finally:
+                ready.set()
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=run, name="test-web-server", daemon=True)
+        self._thread.start()
+        if not ready.wait(10) or failed:
+            raise RuntimeError("the test web server did not start") from (failed[0] if failed else None)
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, end the thread and close the loop."""
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+
+        async def end() -> None:
+            assert self._release is not None and self._runner is not None
+            self._release.set()
+            await self._runner.cleanup()
+
+        asyncio.run_coroutine_threadsafe(end(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        if thread.is_alive():
+            raise RuntimeError("the test web server's thread did not end")
+        loop.close()
+        self._loop = self._thread = None
+
+
+class S3Server:
+    """moto's S3 API on ``127.0.0.1`` (a free port) in a thread, enforcing one user's keys.
+
+    While it runs, moto checks signatures: requests signed with :attr:`key` and
+    :attr:`secret` are allowed everything, any other key or secret is refused.
+    """
+
+    region = "us-east-1"
+
+    def __init__(self) -> None:
+        from moto.server import ThreadedMotoServer
+
+        self._server = ThreadedMotoServer(ip_address=HOST, port=0, verbose=False)
+        self.endpoint_url = ""
+        self.key = ""
+        self.secret = ""
+        self._auth_before = "inf"
+        self._werkzeug_level = logging.NOTSET
+
+    def __repr__(self) -> str:
+        return f"S3Server(endpoint_url={self.endpoint_url!r})"
+
+    def start(self) -> S3Server:
+        """Start the server, create the user, then turn signature checks on."""
+        werkzeug = logging.getLogger("werkzeug")  # one line per request otherwise
+        self._werkzeug_level = werkzeug.level
+        werkzeug.setLevel(logging.ERROR)
+        self._server.start()
+        host, port = self._server.get_host_and_port()
+        self.endpoint_url = f"http://{host}:{port}"
+        self._auth_before = self._set_auth("inf")
+        iam = self._client("iam", "setup", "setup")
+        iam.create_user(UserName="memconfig-test")
+        policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
+        iam.put_user_policy(UserName="memconfig-test", PolicyName="all", PolicyDocument=json.dumps(policy))
+        created = iam.create_access_key(UserName="memconfig-test")["AccessKey"]
+        self.key, self.secret = created["AccessKeyId"], created["SecretAccessKey"]
+        self._set_auth("0")
+        return self
+
+    def stop(self) -> None:
+        """Put moto's signature checks back as they were, drop all moto state and stop the thread."""
+        try:
+            self._set_auth(self._auth_before)
+            urllib.request.urlopen(urllib.request.Request(f"{self.endpoint_url}/moto-api/reset", method="POST")).close()
+        finally:
+            self._server.stop()
+            logging.getLogger("werkzeug").setLevel(self._werkzeug_level)
+
+    def client(self) -> Any:
+        """A boto3 S3 client signed with the allowed user's keys."""
+        return self._client("s3", self.key, self.secret)
+
+    def options(self, **overrides: Any) -> dict[str, Any]:
+        """s3fs storage options reaching this server as the allowed user."""
+        return {
+            "endpoint_url": self.endpoint_url,
+            "key": self.key,
+            "secret": self.secret,
+            "client_kwargs": {"region_name": self.region},
+            **overrides,
+        }
+
+    def _client(self, service: str, key: str, secret: str) -> Any:
+        import boto3
+
+        return boto3.client(
+            service,
+            endpoint_url=self.endpoint_url,
+            region_name=self.region,
+            aws_access_key_id=key,
+            aws_secret_access_key=secret,
+        )
+
+    def _set_auth(self, count: str) -> str:
+        """Let *count* more requests through unchecked ("inf": all); returns the previous setting."""
+        request = urllib.request.Request(
+            f"{self.endpoint_url}/moto-api/reset-auth",
+            data=count.encode(),
+            method="POST",
+            headers={"Content-Type": "text/plain"},
+        )
+        with urllib.request.urlopen(request) as response:
+            return str(json.load(response)["PREVIOUS_INITIAL_NO_AUTH_ACTION_COUNT"])
