@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
+import stat
 import threading
 import time
 from collections import OrderedDict
@@ -32,6 +34,7 @@ from typing import Any
 
 from . import events
 from .config import Config
+from .loader import local_fingerprint
 from .sources import Source
 from .stages import Entry, LoadRequest, LoadResult, Loader, Snapshot
 
@@ -62,7 +65,18 @@ class _Pass:
 
     requests: list[LoadRequest]
     force: bool
+    revalidation: bool = False  # checking a state that holds contents, not filling an empty one
     basis: dict[str, _Known] = field(default_factory=dict)  # process copies the requests were made against
+
+
+@dataclass(slots=True)
+class _Claim:
+    """What one caller reads (under one future) and what it waits for from others."""
+
+    mine: list[int]  # indexes of the requests this caller reads
+    keys: list[tuple[Any, ...]]  # their flight keys
+    batch: Future[list[list[LoadResult]]]  # this caller's results, per request in *mine*
+    theirs: list[tuple[int, Future[list[list[LoadResult]]], int]]  # (index, future, position in it)
 
 
 class _Flights:
@@ -76,48 +90,44 @@ class _Flights:
         self._lock = threading.Lock()
         self._reading: dict[tuple[Any, ...], tuple[Future[list[list[LoadResult]]], int]] = {}
 
-    def claim(
-        self, requests: Sequence[LoadRequest]
-    ) -> tuple[list[int], Future[list[list[LoadResult]]], list[tuple[int, Future[list[list[LoadResult]]], int]]]:
-        """Indexes this caller must read (published on its future), and where to wait for the rest."""
-        mine: list[int] = []
-        theirs = []
-        batch: Future[list[list[LoadResult]]] = Future()
+    def claim(self, requests: Sequence[LoadRequest]) -> _Claim:
+        claim = _Claim([], [], Future(), [])
+        keys = [_flight_key(request) for request in requests]
         with self._lock:
-            for index, request in enumerate(requests):
-                key = _flight_key(request)
+            for index, key in enumerate(keys):
                 held = self._reading.get(key)
                 if held is None:
-                    self._reading[key] = (batch, len(mine))
-                    mine.append(index)
+                    self._reading[key] = (claim.batch, len(claim.mine))
+                    claim.mine.append(index)
+                    claim.keys.append(key)
                 else:
-                    theirs.append((index, *held))
-        return mine, batch, theirs
+                    claim.theirs.append((index, *held))
+        return claim
 
     def release(
-        self,
-        requests: Sequence[LoadRequest],
-        mine: list[int],
-        batch: Future[list[list[LoadResult]]],
-        outcome: list[LoadResult] | BaseException,
+        self, requests: Sequence[LoadRequest], claim: _Claim, outcome: list[LoadResult] | BaseException
     ) -> dict[int, list[LoadResult]]:
         """Publish this caller's results (regrouped per request) to everyone waiting."""
         grouped: dict[int, list[LoadResult]] = {}
-        if not isinstance(outcome, BaseException):
+        if isinstance(outcome, BaseException):
+            pass
+        elif len(outcome) == len(claim.mine) and all(r.source.parent is None for r in outcome):
+            grouped = {index: [result] for index, result in zip(claim.mine, outcome, strict=True)}
+        else:
             position = 0  # the loader expands globs in place: regroup matches under their request
-            for index in mine:
+            for index in claim.mine:
                 key = requests[index].source.key
                 group = grouped[index] = []
                 while position < len(outcome) and _belongs(outcome[position].source, key):
                     group.append(outcome[position])
                     position += 1
         with self._lock:
-            for index in mine:
-                del self._reading[_flight_key(requests[index])]
+            for key in claim.keys:
+                del self._reading[key]
         if isinstance(outcome, BaseException):
-            batch.set_exception(outcome)
+            claim.batch.set_exception(outcome)
         else:
-            batch.set_result([grouped[index] for index in mine])
+            claim.batch.set_result([grouped[index] for index in claim.mine])
         return grouped
 
 
@@ -145,6 +155,10 @@ class PolicyCache:
         self._latest: dict[str, _Known] = {}
         self._parents: dict[str, str] = {}  # glob match key -> glob key, for matches in _latest
         self._snapshots: OrderedDict[str, tuple[Entry, ...]] = OrderedDict()
+        self._fingerprints: OrderedDict[int, tuple[list[MetaEntry], dict[str, str | None]]] = OrderedDict()
+        local = [(s.key, s.local_path) for s in self.sources]
+        # When every source is a plain local file, a revalidation is a loop of os.stat calls.
+        self._stat_paths = local if all(path is not None for _, path in local) else None
 
     @classmethod
     def from_config(cls, config: Config, sources: Sequence[Source]) -> PolicyCache:
@@ -164,16 +178,16 @@ class PolicyCache:
         work = self._plan(state, force)
         if isinstance(work, Snapshot):
             return work
-        mine, batch, theirs = self._flights.claim(work.requests)
+        claim = self._flights.claim(work.requests)
         results: dict[int, list[LoadResult]] = {}
-        if mine:
+        if claim.mine:
             try:
-                loaded = loader.load([work.requests[i] for i in mine])
+                loaded = loader.load([work.requests[i] for i in claim.mine])
             except BaseException as exc:
-                self._flights.release(work.requests, mine, batch, exc)
+                self._flights.release(work.requests, claim, exc)
                 raise
-            results.update(self._flights.release(work.requests, mine, batch, loaded))
-        for index, future, slot in theirs:
+            results.update(self._flights.release(work.requests, claim, loaded))
+        for index, future, slot in claim.theirs:
             results[index] = future.result()[slot]
         return self._merge(state, work, results)
 
@@ -182,16 +196,16 @@ class PolicyCache:
         work = self._plan(state, force)
         if isinstance(work, Snapshot):
             return work
-        mine, batch, theirs = self._flights.claim(work.requests)
+        claim = self._flights.claim(work.requests)
         results: dict[int, list[LoadResult]] = {}
-        if mine:
+        if claim.mine:
             try:
-                loaded = await loader.aload([work.requests[i] for i in mine])
+                loaded = await loader.aload([work.requests[i] for i in claim.mine])
             except BaseException as exc:
-                self._flights.release(work.requests, mine, batch, exc)
+                self._flights.release(work.requests, claim, exc)
                 raise
-            results.update(self._flights.release(work.requests, mine, batch, loaded))
-        for index, future, slot in theirs:
+            results.update(self._flights.release(work.requests, claim, loaded))
+        for index, future, slot in claim.theirs:
             results[index] = (await asyncio.wrap_future(future))[slot]
         return self._merge(state, work, results)
 
@@ -216,7 +230,12 @@ class PolicyCache:
                 wanted = [self._by_key[k] for k in meta.get("pending", ()) if k in self._by_key]
                 if not wanted:
                     return self._snapshot(meta, contents, {"revalidated": 0})
-        work = _Pass([], force)
+            elif self._stat_paths is not None and not meta.get("pending") and self._unchanged_on_disk(meta):
+                if self.policy == "ttl":
+                    with self._lock:
+                        state[self.meta_key] = meta = {**meta, "checked_at": time.time()}
+                return self._snapshot(meta, contents, {"revalidated": len(self._stat_paths)})
+        work = _Pass([], force, revalidation=contents is not None and not force)
         if force:
             work.requests = [LoadRequest(source) for source in wanted]
             return work
@@ -246,6 +265,36 @@ class PolicyCache:
             return LoadRequest(source, children={k: version(k) for k in keys})
         return LoadRequest(source, *version(source.key))
 
+    def _unchanged_on_disk(self, meta: Meta) -> bool:
+        """Whether every (local) source still has the fingerprint *meta* recorded, or is still missing."""
+        with self._lock:
+            index = self._fingerprint_index(meta["entries"])
+        skipped = meta.get("skipped", {})
+        for key, path in self._stat_paths or ():
+            try:
+                info = os.stat(path)  # type: ignore[arg-type]
+            except FileNotFoundError:
+                if skipped.get(key) == "not_found":
+                    continue
+                return False
+            except OSError:
+                return False
+            if index.get(key) != local_fingerprint(info):
+                if stat.S_ISDIR(info.st_mode) and skipped.get(key) == "is_directory":
+                    continue
+                return False
+        return True
+
+    def _fingerprint_index(self, entries: list[MetaEntry]) -> dict[str, str | None]:
+        """Fingerprints by source for a meta entry list (kept while that list is, so its id stays unique)."""
+        held = self._fingerprints.get(id(entries))
+        if held is None or held[0] is not entries:
+            held = (entries, {e["source"]: e["fingerprint"] for e in entries})
+            self._fingerprints[id(entries)] = held
+            while len(self._fingerprints) > _SNAPSHOT_MEMO:
+                self._fingerprints.popitem(last=False)
+        return held[1]
+
     def _adopt(self, state: MutableMapping[str, Any], contents: Mapping[str, str]) -> Meta:
         """Meta for contents written without it (by deepagents, or by hand)."""
         entries = [_entry(s, _sha(contents[s.key]), None) for s in self.sources if s.key in contents]
@@ -270,10 +319,11 @@ class PolicyCache:
             skipped = dict(meta.get("skipped", {}))
             for index, request in enumerate(work.requests):
                 source, group = request.source, results.get(index, [])
-                if request.fingerprint or request.sha256 or request.children:
+                if work.revalidation:
                     stats["revalidated"] += len(group)
-                previous = {e["source"]: e for e in by_source.get(source.key, [])}
-                kept = self._merge_source(source, group, previous, work, old_entries, contents, skipped, stats, reported)
+                kept = self._merge_source(
+                    source, group, work, by_source, old_entries, contents, skipped, stats, reported
+                )
                 by_source[source.key] = kept
                 failures += [(r.source.key, r.reason or "", r.detail) for r in group if r.fatal]
                 if source.required and not kept:
@@ -299,8 +349,8 @@ class PolicyCache:
         self,
         source: Source,
         group: list[LoadResult],
-        previous: dict[str, MetaEntry],
         work: _Pass,
+        by_source: dict[str, list[MetaEntry]],
         old_entries: dict[str, MetaEntry],
         contents: dict[str, str],
         skipped: dict[str, str],
@@ -308,9 +358,11 @@ class PolicyCache:
         reported: list[LoadResult],
     ) -> list[MetaEntry]:
         """The entries one configured source (a glob: all its matches) contributes after this pass."""
-        listing_failed = source.glob and len(group) == 1 and group[0].source is source
-        if listing_failed and group[0].reason in STALE_REASONS and previous and not work.force:
-            failed = group[0]
+        if not source.glob:
+            return self._merge_file(group[0], work, old_entries, contents, skipped, stats, reported)
+        previous = {e["source"]: e for e in by_source.get(source.key, [])}
+        failed = group[0] if len(group) == 1 and group[0].source is source else None  # the listing itself
+        if failed is not None and failed.reason in STALE_REASONS and previous and not work.force:
             for held in previous.values():
                 events.source_stale(failed.source, failed.reason or "", failed.detail, held["sha256"])
                 stats["stale"] += 1
@@ -321,20 +373,32 @@ class PolicyCache:
             skipped.pop(source.key, None)
             if work.force or matches != list(previous):
                 events.source_expanded(source, matches)
-        kept: list[MetaEntry] = []
-        for result in group:
-            entry = self._merge_one(result, work, old_entries.get(result.source.key), contents, skipped, stats)
-            reported.append(replace(result, status="stale") if entry is not None and not result.ok else result)
-            if entry is not None:
-                kept.append(entry)
-                skipped.pop(result.source.key, None)
-        seen = {r.source.key for r in group}
-        for key in previous.keys() - seen:
+        kept = [e for r in group for e in self._merge_file(r, work, old_entries, contents, skipped, stats, reported)]
+        for key in previous.keys() - {r.source.key for r in group}:
             contents.pop(key, None)
             gone = replace(source, key=key, name=key, glob=False, parent=source.key)
             events.source_skipped(gone, "not_found", "no longer matched by the glob")
             stats["skipped"] += 1
         return kept
+
+    def _merge_file(
+        self,
+        result: LoadResult,
+        work: _Pass,
+        old_entries: dict[str, MetaEntry],
+        contents: dict[str, str],
+        skipped: dict[str, str],
+        stats: dict[str, int],
+        reported: list[LoadResult],
+    ) -> list[MetaEntry]:
+        """The entry of one file (none if it is out of the prompt), and its result as reported."""
+        entry = self._merge_one(result, work, old_entries.get(result.source.key), contents, skipped, stats)
+        if entry is None:
+            reported.append(result)
+            return []
+        reported.append(result if result.ok else replace(result, status="stale"))
+        skipped.pop(result.source.key, None)
+        return [entry]
 
     def _merge_one(
         self,
@@ -471,7 +535,6 @@ def _sha(text: str) -> str:
 
 
 def _digest(entries: Iterable[MetaEntry]) -> str:
-    h = hashlib.sha256()
-    for e in entries:
-        h.update(f"{e['source']}\x1f{e['name']}\x1f{e['sha256']}\x1e".encode())
-    return h.hexdigest()
+    """The identity of a prompt's contents: sources, names and hashes, in order."""
+    text = "".join([f"{e['source']}\x1f{e['name']}\x1f{e['sha256']}\x1e" for e in entries])
+    return hashlib.sha256(text.encode()).hexdigest()

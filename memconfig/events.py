@@ -55,7 +55,8 @@ def _structlog_logger() -> Any:
     """
     global _bound
     config = structlog.get_config()
-    token = tuple(id(config[k]) for k in ("processors", "logger_factory", "wrapper_class", "context_class"))
+    token = (id(config["processors"]), id(config["logger_factory"]), id(config["wrapper_class"]),
+             id(config["context_class"]))
     if _bound is None or _bound[0] != token:
         _bound = (token, structlog.get_logger(LOGGER_NAME).bind())
     return _bound[1]
@@ -142,8 +143,11 @@ def configure_cli_logging(format: str = "json", level: str = "info", stream: Tex
     """Configure structlog globally for the command line: JSON lines or console text to *stream*."""
     import sys
 
+    encoder = json.JSONEncoder(default=str)  # one encoder for every line (json.dumps builds one per call)
     renderer: Any = (
-        structlog.processors.JSONRenderer() if format == "json" else structlog.dev.ConsoleRenderer(colors=False)
+        structlog.processors.JSONRenderer(serializer=lambda obj, **_: encoder.encode(obj))
+        if format == "json"
+        else structlog.dev.ConsoleRenderer(colors=False)
     )
     structlog.configure(
         processors=[

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from collections import OrderedDict
+from dataclasses import replace
 
 from .config import MEMORY_SLOT, SECTION_SLOTS, Config
 from .presets import PRESETS, Preset
@@ -22,6 +22,7 @@ from .templates import Template
 __all__ = ["TemplateFormatter"]
 
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_SPACE = re.compile(r"\s*")
 _MEMO_SIZE = 64
 
 
@@ -32,7 +33,7 @@ class TemplateFormatter:
         self.layout = layout
         self._template = Template(layout.template, {MEMORY_SLOT}, [MEMORY_SLOT])
         self._section = Template(layout.section, SECTION_SLOTS)
-        self._memo: OrderedDict[str, Block] = OrderedDict()
+        self._memo: dict[str, Block] = {}  # by snapshot digest, oldest first
         self._lock = threading.Lock()
 
     @classmethod
@@ -49,23 +50,40 @@ class TemplateFormatter:
             text = _HTML_COMMENT.sub("", text)
         return text.rstrip()
 
+    def is_blank(self, text: str) -> bool:
+        """Whether *text* has nothing to show once cleaned; looks no further than its first word."""
+        start = _SPACE.match(text).end()  # type: ignore[union-attr]
+        if start == len(text):
+            return True
+        if self.layout.strip_html_comments and text.startswith("<!--", start):
+            return not self.clean(text)
+        return False
+
     def format(self, snapshot: Snapshot) -> Block:
         """The block for *snapshot*; served from the memo when its digest was seen before."""
-        with self._lock:
-            block = self._memo.get(snapshot.digest)
-            if block is not None:
-                self._memo.move_to_end(snapshot.digest)
-                return Block(block.text, block.sha256, memo=True)
-        sections = []
+        block = self._memo.get(snapshot.digest)  # a dict read needs no lock
+        if block is not None:
+            return block
+        # Every piece of every section goes in one list, joined once with the template around it.
+        body: list[str] = []
+        section = self._section.parts
         for entry in snapshot.entries:
             content = self.clean(entry.content)
             if content:
-                sections.append(self._section.render({"path": entry.key, "name": entry.name, "content": content}))
-        body = self.layout.separator.join(sections) if sections else self.layout.empty
-        text = self._template.render({MEMORY_SLOT: body})
+                if body:
+                    body.append(self.layout.separator)
+                values = {"path": entry.key, "name": entry.name, "content": content}
+                body += [values[part] if is_slot else part for is_slot, part in section]
+        pieces: list[str] = []
+        for is_slot, part in self._template.parts:
+            if is_slot:
+                pieces += body or [self.layout.empty]
+            else:
+                pieces.append(part)
+        text = "".join(pieces)
         block = Block(text, hashlib.sha256(text.encode()).hexdigest())
         with self._lock:
-            self._memo[snapshot.digest] = block
+            self._memo[snapshot.digest] = replace(block, memo=True)
             while len(self._memo) > _MEMO_SIZE:
-                self._memo.popitem(last=False)
+                self._memo.pop(next(iter(self._memo)))  # the oldest
         return block

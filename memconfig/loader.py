@@ -23,7 +23,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import fsspec.asyn
-from fsspec.core import split_protocol
 from fsspec.implementations.local import LocalFileSystem
 
 from .stages import LoadRequest, LoadResult
@@ -32,9 +31,8 @@ if TYPE_CHECKING:
     from .config import Config
     from .sources import Source
 
-__all__ = ["FsspecLoader"]
+__all__ = ["FsspecLoader", "local_fingerprint"]
 
-_INLINE_PROTOCOLS = frozenset({None, "file", "local", "memory"})
 _TRANSIENT_ERRNOS = frozenset(
     {errno.ECONNRESET, errno.ECONNREFUSED, errno.ECONNABORTED, errno.ETIMEDOUT, errno.EAGAIN, errno.EBUSY,
      errno.EPIPE, errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EIO}
@@ -69,7 +67,7 @@ class FsspecLoader:
             ``max_bytes + 1`` bytes are ever read.
         concurrency: how many remote reads are in flight at once.
         backoff: base delay in seconds of the exponential backoff between retries.
-        clean: the formatter's cleaning; a source that cleans to nothing is ``empty``.
+        is_blank: the formatter's test for text with nothing to show; such a source is ``empty``.
         fingerprints: also fingerprint remote sources on a cold read, for policies
             that revalidate.
     """
@@ -82,7 +80,7 @@ class FsspecLoader:
         max_bytes: int = 1 << 20,
         concurrency: int = 64,
         backoff: float = 0.2,
-        clean: Callable[[str], str] = str.strip,
+        is_blank: Callable[[str], bool] = lambda text: not text.strip(),
         fingerprints: bool = False,
     ) -> None:
         self.encoding = encoding
@@ -90,13 +88,13 @@ class FsspecLoader:
         self.max_bytes = max_bytes
         self.concurrency = concurrency
         self.backoff = backoff
-        self.clean = clean
+        self.is_blank = is_blank
         self.fingerprints = fingerprints
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
 
     @classmethod
-    def from_config(cls, config: Config, clean: Callable[[str], str]) -> FsspecLoader:
+    def from_config(cls, config: Config, is_blank: Callable[[str], bool]) -> FsspecLoader:
         opts = config.loader
         return cls(
             encoding=opts.encoding,
@@ -104,7 +102,7 @@ class FsspecLoader:
             max_bytes=opts.max_bytes,
             concurrency=opts.concurrency,
             backoff=opts.backoff,
-            clean=clean,
+            is_blank=is_blank,
             fingerprints=config.cache.policy != "once",
         )
 
@@ -144,12 +142,12 @@ class FsspecLoader:
 
     def _start(self, requests: Sequence[LoadRequest]) -> tuple[list[list[LoadResult] | None], list[tuple[int, LoadRequest]]]:
         slots: list[list[LoadResult] | None] = [None] * len(requests)
-        remote = [(i, r) for i, r in enumerate(requests) if not _is_inline(r.source)]
+        remote = [(i, r) for i, r in enumerate(requests) if not r.source.in_process]
         return slots, remote
 
     def _load_inline(self, requests: Sequence[LoadRequest], slots: list[list[LoadResult] | None]) -> None:
         for index, request in enumerate(requests):
-            if slots[index] is None and _is_inline(request.source):
+            if slots[index] is None and request.source.in_process:
                 slots[index] = self._read_inline(request)
 
     def _read_inline(self, request: LoadRequest) -> list[LoadResult]:
@@ -169,16 +167,21 @@ class FsspecLoader:
             data = fs.cat_file(path, start=0, end=self.max_bytes + 1)
             return [self._finish(request, data, fingerprint, started)]
         except Exception as exc:  # every failure becomes a skip with a reason
-            return [self._failure(source, exc, started)]
+            return [self._failure(source, exc, started, _is_directory(source, exc))]
 
     def _read_local(self, request: LoadRequest, path: str, started: float) -> LoadResult:
+        # os-level calls: for small files the Python file object costs more than the read.
         try:
-            with open(path, "rb") as file:
-                stat = os.fstat(file.fileno())
-                fingerprint = f"{stat.st_ino}:{stat.st_size}:{stat.st_mtime_ns}"
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            try:
+                stat = os.fstat(fd)
+                fingerprint = local_fingerprint(stat)
                 if fingerprint == request.fingerprint:
                     return _unchanged(request, fingerprint, started)
-                data = file.read(self.max_bytes + 1)
+                # What the file holds (not a max_bytes buffer), and more if it grew meanwhile.
+                data = _read_fd(fd, min(stat.st_size, self.max_bytes) + 1, self.max_bytes + 1)
+            finally:
+                os.close(fd)
         except Exception as exc:
             return self._failure(request.source, exc, started)
         return self._finish(request, data, fingerprint, started)
@@ -209,7 +212,8 @@ class FsspecLoader:
             async with limit:
                 return [await self._retrying(source, lambda: self._read_one(request, fs, path, started))]
         except Exception as exc:
-            return [self._failure(source, exc, started)]
+            is_dir = await self._in_thread(_is_directory, source, exc) if _classify(exc)[0] == "not_found" else False
+            return [self._failure(source, exc, started, is_dir)]
 
     async def _read_one(self, request: LoadRequest, fs: Any, path: str, started: float) -> LoadResult:
         native = fs.async_impl and _is_single(request.source)
@@ -275,7 +279,7 @@ class FsspecLoader:
                 if self.on_decode_error != "replace":
                     raise _Skip("decode_error", detail, fatal=self.on_decode_error == "fail") from None
                 text = data.decode(self.encoding, errors="replace")
-            if not self.clean(text):
+            if self.is_blank(text):
                 raise _Skip("empty", "nothing left once comments and whitespace are removed")
         except _Skip as skip:
             return _skipped(source, skip.reason, skip.detail, started, fatal=skip.fatal)
@@ -289,18 +293,13 @@ class FsspecLoader:
             duration_ms=_ms(started),
         )
 
-    def _failure(self, source: Source, exc: BaseException, started: float) -> LoadResult:
+    def _failure(self, source: Source, exc: BaseException, started: float, is_dir: bool = False) -> LoadResult:
         if isinstance(exc, _Skip):
             return _skipped(source, exc.reason, exc.detail, started, fatal=exc.fatal)
         reason, detail, _ = _classify(exc)
-        if reason == "not_found" and source.fs_path is not None and not source.glob:
-            fs, path = source.fs_path
-            try:
-                if fs.isdir(path):
-                    reason, detail = "is_directory", "is a directory"
-            except Exception:
-                pass
-        if reason == "timeout":
+        if is_dir:
+            reason, detail = "is_directory", "is a directory"
+        elif reason == "timeout":
             detail = f"no answer within {source.timeout:g} s"
         return _skipped(source, reason, source.redact(detail), started)
 
@@ -313,8 +312,41 @@ class FsspecLoader:
         return results
 
 
-def _is_inline(source: Source) -> bool:
-    return _is_single(source) and split_protocol(source.url)[0] in _INLINE_PROTOCOLS
+def _read_fd(fd: int, want: int, limit: int) -> bytes:
+    """Read up to *limit* bytes, asking for *want* first; stops at end of file."""
+    chunks = []
+    got = 0
+    while got < limit:
+        asked = want - got if got < want else limit - got
+        chunk = os.read(fd, asked)
+        chunks.append(chunk)
+        got += len(chunk)
+        if len(chunk) < asked:  # a short read of a regular file is its end
+            break
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def local_fingerprint(stat: os.stat_result) -> str:
+    """A local file's change token: inode, size and modification time in nanoseconds."""
+    return f"{stat.st_ino}:{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def _is_directory(source: Source, exc: BaseException) -> bool:
+    """Whether a "not found" source is in fact a directory (object stores and memory have no real ones).
+
+    Blocking: call it from a worker thread for remote filesystems. Not asked of
+    HTTP, where a directory is just another URL.
+    """
+    if source.glob or source.fs_path is None or _classify(exc)[0] != "not_found":
+        return False
+    fs, path = source.fs_path
+    protocols = (fs.protocol,) if isinstance(fs.protocol, str) else fs.protocol
+    if {"http", "https"} & set(protocols):
+        return False
+    try:
+        return bool(fs.isdir(path))
+    except Exception:
+        return False
 
 
 def _is_single(source: Source) -> bool:

@@ -56,7 +56,7 @@ class Pipeline:
         formatter = TemplateFormatter.from_config(config)
         sources = build_sources(config)
         return cls(
-            FsspecLoader.from_config(config, formatter.clean),
+            FsspecLoader.from_config(config, formatter.is_blank),
             PolicyCache.from_config(config, sources),
             formatter,
             SystemPromptAppender.from_config(config),

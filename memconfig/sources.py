@@ -13,12 +13,12 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 import fsspec
 from fsspec.core import split_protocol
+from fsspec.implementations.local import LocalFileSystem
 
 from .redact import Redactor
 
@@ -36,6 +36,7 @@ EXTRAS: Mapping[str, str] = {
     "git": "git",
 }
 _LOCAL = frozenset({"file", "local"})
+_IN_PROCESS = frozenset({None, "file", "local", "memory"})
 _MAGIC = re.compile(r"[*?\[]")
 
 
@@ -65,19 +66,41 @@ class Source:
     parent: str | None = None
     redact: Redactor = field(default_factory=Redactor, repr=False)
     fs_path: tuple[Any, str] | None = field(default=None, repr=False)
+    display_url: str = field(init=False, repr=False)
+    """The URL with credentials masked: the only form that is logged."""
+    in_process: bool = field(init=False, repr=False)
+    """A local or in-memory file: read in the caller's thread, where a thread hop would cost more than the read."""
 
-    @cached_property
-    def display_url(self) -> str:
-        """The URL with credentials masked: the only form that is logged."""
-        return self.redact(self.url)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "display_url", self.redact(self.url))
+        single = "::" not in self.url
+        object.__setattr__(self, "in_process", single and split_protocol(self.url)[0] in _IN_PROCESS)
+        if self.fs_path is None and "::" not in self.url and split_protocol(self.url)[0] is None:
+            # A plain path: fsspec's local filesystem, without parsing the URL on every pass.
+            object.__setattr__(self, "fs_path", (fsspec.filesystem("file"), self.url))
+
 
     def __repr__(self) -> str:
         return f"Source(key={self.key!r}, url={self.display_url!r}, required={self.required})"
 
+    @property
+    def local_path(self) -> str | None:
+        """The path on this machine's filesystem, for a plain local file (not a glob)."""
+        if self.glob or self.fs_path is None or not isinstance(self.fs_path[0], LocalFileSystem):
+            return None
+        return self.fs_path[1]
+
     def open_fs(self) -> tuple[Any, str]:
-        """The fsspec filesystem and path of this source (resolved once)."""
+        """The fsspec filesystem and path of this source.
+
+        Resolved once, except for chained URLs (``zip://…::https://…``): their
+        outer filesystem holds what it read of the inner file, so it is opened
+        anew on every pass to see a changed archive.
+        """
         if self.fs_path is not None:
             return self.fs_path
+        if "::" in self.url:
+            return fsspec.core.url_to_fs(self.url, skip_instance_cache=True, **self.storage_options)  # type: ignore[no-any-return]
         fs, path = fsspec.core.url_to_fs(self.url, **self.storage_options)
         object.__setattr__(self, "fs_path", (fs, path))
         return fs, path

@@ -28,7 +28,7 @@ class Template:
     so templates written for ``str.format`` render the same here.
     """
 
-    __slots__ = ("_parts", "slots", "text")
+    __slots__ = ("parts", "slots", "text")
 
     def __init__(self, text: str, allowed: Collection[str], required: Collection[str] = ()) -> None:
         self.text = text
@@ -60,18 +60,19 @@ class Template:
         missing = [r for r in required if r not in used]
         if missing:
             raise TemplateError("template must contain the " + ", ".join("{" + m + "}" for m in missing) + " slot")
-        self._parts = tuple(parts)
+        self.parts: tuple[tuple[bool, str], ...] = tuple(parts)
+        """``(is_slot, text)`` pairs: literal text, or the name of a slot."""
         self.slots = frozenset(used)
 
     def render(self, values: Mapping[str, str]) -> str:
         """Join the literal text with each slot's value, inserted as-is."""
-        return "".join(values[text] if is_slot else text for is_slot, text in self._parts)
+        return "".join([values[text] if is_slot else text for is_slot, text in self.parts])
 
     def __repr__(self) -> str:
         return f"Template({self.text!r})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Template) and other._parts == self._parts
+        return isinstance(other, Template) and other.parts == self.parts
 
     def __hash__(self) -> int:
-        return hash(self._parts)
+        return hash(self.parts)

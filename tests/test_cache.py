@@ -109,7 +109,7 @@ def test_unchanged_turn_writes_one_line(tmp_path: Path) -> None:
     with capture_logs() as logs:
         pipeline.render(state=state)
     assert [e["event"] for e in logs] == ["prompt_built"]
-    assert (logs[0]["cache_hits"], logs[0]["revalidated"], logs[0]["memo"], logs[0]["sources_skipped"]) == (2, 2, True, 1)
+    assert (logs[0]["cache_hits"], logs[0]["revalidated"], logs[0]["memo"], logs[0]["sources_skipped"]) == (2, 3, True, 1)
 
 
 def test_resumed_thread_sees_edits(tmp_path: Path) -> None:

@@ -46,7 +46,7 @@ def test_unreadable_files_are_skipped_with_a_reason(tmp_path: Path, setup: Any, 
     setup(tmp_path)
     from memconfig import TemplateFormatter
 
-    [result] = FsspecLoader(max_bytes=100, clean=TemplateFormatter().clean).load(
+    [result] = FsspecLoader(max_bytes=100, is_blank=TemplateFormatter().is_blank).load(
         [LoadRequest(_source(str(tmp_path / "x.md")))]
     )
     assert (result.status, result.reason) == ("skipped", reason)
