@@ -309,7 +309,7 @@ class PolicyCache:
         stats = {"revalidated": 0, "refreshed": 0, "stale": 0, "loaded": 0, "skipped": 0}
         reported: list[LoadResult] = []
         failures: list[tuple[str, str, str]] = []
-        with self._lock:
+        with self._lock, events.one_pass():
             contents = dict(state.get(self.state_key) or {})
             meta = state.get(self.meta_key) or {}
             old_entries = {e["source"]: e for e in meta.get("entries", ())}
