@@ -24,8 +24,9 @@ Benchmarks (targets from issues 3 and 4):
 Timing: time.perf_counter; the figure shown is the median of N repetitions (for the
 per-turn micro-benchmarks, each repetition is a batch of calls, divided by the batch
 size). Both sides get the same warm-up. "Cold" renders run on pipelines built
-beforehand (an agent builds its pipeline once, at start), each with an empty state. JSON logging is configured exactly as the CLI
-does (memconfig.events.configure_cli_logging), writing to os.devnull. memconfig and
+beforehand (an agent builds its pipeline once, at start), each with an empty state.
+JSON logging is configured exactly as the CLI does
+(memconfig.events.configure_cli_logging), writing to os.devnull. memconfig and
 deepagents are given the same template, and their prompts are checked to be identical.
 Exit status: 0 when every target passes, 1 otherwise.
 """
@@ -274,12 +275,28 @@ class Bench:
             assert prompt.count("# Memory file") == N_HTTP, "not every HTTP source loaded"
             mc = sample(cold, reps, warmup=1)
             label = self.concurrency_label(concurrency, config)
-            self.add(Row("http_cold" + label[0], f"50 HTTP sources, cold load (fresh Pipeline, once, {label[1]})",
-                         statistics.median(mc), statistics.median(get), "1 GET", "le:3"))
+            self.add(
+                Row(
+                    "http_cold" + label[0],
+                    f"50 HTTP sources, cold load (fresh Pipeline, once, {label[1]})",
+                    statistics.median(mc),
+                    statistics.median(get),
+                    "1 GET",
+                    "le:3",
+                )
+            )
             self.profiles["http_cold" + label[0]] = cold
         seq = sample(lambda: [http.cat_file(u) for u in urls], 1 if self.quick else 2, warmup=0)
-        self.add(Row("http_sequential", "50 HTTP sources fetched one after another (context: what the reference does)",
-                     statistics.median(seq), statistics.median(get), "1 GET", ""))
+        self.add(
+            Row(
+                "http_sequential",
+                "50 HTTP sources fetched one after another (context: what the reference does)",
+                statistics.median(seq),
+                statistics.median(get),
+                "1 GET",
+                "",
+            )
+        )
 
     def concurrencies(self) -> list[int | None]:
         """memconfig's default loader.concurrency, and any other asked for with --concurrency."""
@@ -315,11 +332,26 @@ class Bench:
         cat = sample(fsspec_cat, reps, warmup=3)
         mc = sample(cold, reps, warmup=3)
         da = sample(deepagents_cold, reps, warmup=3)
-        self.add(Row("local_cold_vs_fsspec", "200 local 4 KB files, cold render (fresh Pipeline, JSON log)",
-                     statistics.median(mc), statistics.median(cat), "fs.cat", "le:2"))
-        self.add(Row("local_cold_vs_deepagents", "same, vs deepagents MemoryMiddleware before_agent + format"
-                     + ("" if same else " [OUTPUT DIFFERS]"),
-                     statistics.median(mc), statistics.median(da), "deepagents", "lt:1"))
+        self.add(
+            Row(
+                "local_cold_vs_fsspec",
+                "200 local 4 KB files, cold render (fresh Pipeline, JSON log)",
+                statistics.median(mc),
+                statistics.median(cat),
+                "fs.cat",
+                "le:2",
+            )
+        )
+        self.add(
+            Row(
+                "local_cold_vs_deepagents",
+                "same, vs deepagents MemoryMiddleware before_agent + format" + ("" if same else " [OUTPUT DIFFERS]"),
+                statistics.median(mc),
+                statistics.median(da),
+                "deepagents",
+                "lt:1",
+            )
+        )
         self.profiles["local_cold"] = cold
 
     # 3 ---------------------------------------------------------------------------
@@ -388,9 +420,17 @@ class Bench:
             per_turn = (server.requests - before) / (reps + 1)
             assert turn() == first
             label = self.concurrency_label(concurrency, config)
-            self.add(Row("http_revalidate" + label[0], f"per-turn render, 50 unchanged HTTP sources, revalidate "
-                         f"({label[1]}, {per_turn:.0f} requests/turn)",
-                         statistics.median(mc), statistics.median(get), "1 GET", "le:3"))
+            self.add(
+                Row(
+                    "http_revalidate" + label[0],
+                    f"per-turn render, 50 unchanged HTTP sources, revalidate "
+                    f"({label[1]}, {per_turn:.0f} requests/turn)",
+                    statistics.median(mc),
+                    statistics.median(get),
+                    "1 GET",
+                    "le:3",
+                )
+            )
             self.profiles["http_revalidate" + label[0]] = turn
 
 
@@ -415,8 +455,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", action="append", choices=NAMES, metavar="NAME", help=f"one of {', '.join(NAMES)}")
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
-    parser.add_argument("--concurrency", type=int, default=None,
-                        help="also run the HTTP rows with this loader.concurrency (the default rows use memconfig's)")
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        help="also run the HTTP rows with this loader.concurrency (the default rows use memconfig's)",
+    )
     parser.add_argument("--profile", action="store_true", help="after measuring, cProfile memconfig's side of each run")
     parser.add_argument("--list", action="store_true", help="list the benchmark names")
     args = parser.parse_args()
@@ -425,13 +469,16 @@ def main() -> int:
         return 0
     chosen = [n for n in NAMES if not args.only or n in args.only]
 
-    devnull = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
+    devnull = open(os.devnull, "wb")  # noqa: SIM115 - binary, as the CLI opens its JSON log
     configure_cli_logging("json", "info", devnull)  # as the CLI does, with logging.format: json
 
     started = time.perf_counter()
     bench = Bench(args)
-    print(f"memconfig {memconfig.__version__} · Python {platform.python_version()} · {platform.machine()} · "
-          f"{os.cpu_count()} CPUs · {'quick' if args.quick else 'full'} run", flush=True)
+    print(
+        f"memconfig {memconfig.__version__} · Python {platform.python_version()} · {platform.machine()} · "
+        f"{os.cpu_count()} CPUs · {'quick' if args.quick else 'full'} run",
+        flush=True,
+    )
     try:
         server_needed = any(n in HTTP for n in chosen)
         server = SlowServer(N_HTTP).__enter__() if server_needed else None
@@ -453,12 +500,17 @@ def main() -> int:
 
     print()
     width = max(len(r.name) for r in bench.rows)
-    head = f"{'benchmark':<{width}}  {'memconfig':>10}  {'baseline':>10}  {'(baseline is)':<15}  {'ratio':<22}  {'target':<16}  result"
+    head = (
+        f"{'benchmark':<{width}}  {'memconfig':>10}  {'baseline':>10}  {'(baseline is)':<15}  "
+        f"{'ratio':<22}  {'target':<16}  result"
+    )
     print(head)
     print("-" * len(head))
     for r in bench.rows:
-        print(f"{r.name:<{width}}  {fmt_time(r.memconfig):>10}  {fmt_time(r.baseline):>10}  {r.baseline_label:<15}  "
-              f"{r.ratio_text:<22}  {r.target_text:<16}  {r.verdict}")
+        print(
+            f"{r.name:<{width}}  {fmt_time(r.memconfig):>10}  {fmt_time(r.baseline):>10}  {r.baseline_label:<15}  "
+            f"{r.ratio_text:<22}  {r.target_text:<16}  {r.verdict}"
+        )
     for note in bench.notes:
         print("NOTE:", note)
     for error in bench.errors:
@@ -466,8 +518,10 @@ def main() -> int:
     print(f"\n(total {time.perf_counter() - started:.1f} s)\n")
     print("Markdown:\n")
     print(markdown(bench.rows))
-    print(f"\n_Measured with `python benchmarks/run.py{' --quick' if args.quick else ''}` on Python "
-          f"{platform.python_version()}, {os.cpu_count()} CPUs; medians of N repetitions, side by side in one run._")
+    print(
+        f"\n_Measured with `python benchmarks/run.py{' --quick' if args.quick else ''}` on Python "
+        f"{platform.python_version()}, {os.cpu_count()} CPUs; medians of N repetitions, side by side in one run._"
+    )
     devnull.close()
     return 1 if bench.errors or any(r.verdict == "FAIL" for r in bench.rows) else 0
 
@@ -480,7 +534,7 @@ def profile(bench: Bench) -> None:
     try:
         from pyinstrument import Profiler
     except ImportError:
-        Profiler = None  # noqa: N806
+        Profiler = None
     for name, fn in bench.profiles.items():
         seconds = 2.0 if name.startswith("http") else 3.0
         calls, deadline = 0, time.perf_counter() + seconds

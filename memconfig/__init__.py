@@ -10,7 +10,7 @@ from .formatter import TemplateFormatter
 from .loader import FsspecLoader
 from .pipeline import Pipeline
 from .sources import Source
-from .stages import Appender, Block, Entry, Formatter, LoadRequest, LoadResult, Loader, Snapshot, StateCache
+from .stages import Appender, Block, Entry, Formatter, Loader, LoadRequest, LoadResult, Snapshot, StateCache
 
 try:
     __version__ = version("memconfig")

@@ -36,7 +36,7 @@ from . import events
 from .config import Config
 from .loader import local_fingerprint
 from .sources import Source
-from .stages import Entry, LoadRequest, LoadResult, Loader, Snapshot
+from .stages import Entry, Loader, LoadRequest, LoadResult, Snapshot
 
 __all__ = ["STALE_REASONS", "PolicyCache"]
 
@@ -122,8 +122,8 @@ class _Flights:
                     group.append(outcome[position])
                     position += 1
         with self._lock:
-            for key in claim.keys:
-                del self._reading[key]
+            for flight in claim.keys:
+                del self._reading[flight]
         if isinstance(outcome, BaseException):
             claim.batch.set_exception(outcome)
         else:
@@ -328,7 +328,9 @@ class PolicyCache:
                 failures += [(r.source.key, r.reason or "", r.detail) for r in group if r.fatal]
                 if source.required and not kept:
                     first = group[0] if group else None
-                    failures.append((source.key, first.reason or "" if first else "not_found", first.detail if first else ""))
+                    failures.append(
+                        (source.key, first.reason or "" if first else "not_found", first.detail if first else "")
+                    )
             ordered = [e for s in self.sources for e in by_source.get(s.key, [])]
             pending = [s.key for s in self.sources if s.required and not by_source.get(s.key)]
             changed = stats["loaded"] or stats["refreshed"] or stats["stale"] or stats["skipped"] or work.force
@@ -422,7 +424,15 @@ class PolicyCache:
                 return _entry(source, old["sha256"], result.fingerprint or old["fingerprint"])
             basis = work.basis.get(key)
             if basis is not None and basis.sha256 == result.sha256:  # newer in this process than in this state
-                self._take(replace(result, bytes=basis.bytes, sha256=basis.sha256), basis.content, held, old, False, contents, stats)
+                self._take(
+                    replace(result, bytes=basis.bytes, sha256=basis.sha256),
+                    basis.content,
+                    held,
+                    old,
+                    False,
+                    contents,
+                    stats,
+                )
                 return _entry(source, basis.sha256, result.fingerprint or basis.fingerprint)
             result = replace(result, status="skipped", reason="error", detail="reported unchanged, but no copy is held")
         reason = result.reason or "error"
@@ -502,7 +512,13 @@ class PolicyCache:
 
 
 def _entry(source: Source, sha256: str, fingerprint: str | None) -> MetaEntry:
-    return {"source": source.key, "name": source.name, "sha256": sha256, "fingerprint": fingerprint, "glob": source.parent}
+    return {
+        "source": source.key,
+        "name": source.name,
+        "sha256": sha256,
+        "fingerprint": fingerprint,
+        "glob": source.parent,
+    }
 
 
 def _meta(entries: list[MetaEntry], skipped: dict[str, str], pending: list[str]) -> Meta:

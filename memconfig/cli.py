@@ -11,7 +11,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator, Sequence
-from typing import TextIO
+from typing import IO, Any
 
 from . import __version__
 from .config import Config, load_config
@@ -97,17 +97,22 @@ def _logging(config: Config, args: argparse.Namespace) -> Iterator[None]:
     """Configure structlog for this run: CLI flags over the config's ``logging`` section."""
     options = config.logging
     target = args.log_file or (str(config.resolve_path(options.file)) if options.file else None)
-    stream: TextIO = sys.stderr
-    if target is not None:
+    log_format = args.log_format or options.format
+    binary = log_format == "json"  # JSON lines are written as bytes; console text as text
+    stream: IO[Any]
+    if target is None:
+        sys.stderr.flush()
+        stream = sys.stderr.buffer if binary else sys.stderr
+    else:
         try:
-            stream = open(target, "a", encoding="utf-8")  # noqa: SIM115 - closed below
+            stream = open(target, "ab") if binary else open(target, "a", encoding="utf-8")  # noqa: SIM115
         except OSError as exc:
             raise ConfigError(f"cannot open log file {target}: {exc.strerror or exc}") from None
     try:
-        configure_cli_logging(args.log_format or options.format, args.log_level or options.level, stream)
+        configure_cli_logging(log_format, args.log_level or options.level, stream)
         yield
     finally:
-        if stream is not sys.stderr:
+        if stream not in (sys.stderr, sys.stderr.buffer):
             stream.close()
 
 

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import io
 import json
 import logging
 from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import IO, TYPE_CHECKING, Any, BinaryIO, TextIO, cast
 
 import orjson
 import structlog
@@ -58,8 +59,12 @@ def _structlog_logger() -> Any:
     """
     global _bound
     config = structlog.get_config()
-    token = (id(config["processors"]), id(config["logger_factory"]), id(config["wrapper_class"]),
-             id(config["context_class"]))
+    token = (
+        id(config["processors"]),
+        id(config["logger_factory"]),
+        id(config["wrapper_class"]),
+        id(config["context_class"]),
+    )
     if _bound is None or _bound[0] != token:
         _bound = (token, structlog.get_logger(LOGGER_NAME).bind())
     return _bound[1]
@@ -158,26 +163,26 @@ def prompt_built(**fields: Any) -> None:
     _emit("info", "prompt_built", fields)
 
 
-def configure_cli_logging(format: str = "json", level: str = "info", stream: TextIO | None = None) -> None:
+def configure_cli_logging(format: str = "json", level: str = "info", stream: IO[Any] | None = None) -> None:
     """Configure structlog globally for the command line: JSON lines or console text to *stream*.
 
-    JSON lines are rendered by orjson and written as bytes, the configuration
-    structlog's performance notes recommend: a render logs a line per source.
+    Given a binary stream, JSON lines are rendered by orjson and written as
+    bytes: the configuration structlog's performance notes recommend, since a
+    render logs a line per source. Console text needs a text stream.
     """
     import sys
 
-    stream = stream or sys.stderr
+    stream = stream if stream is not None else sys.stderr
     renderer: Any
     factory: Any
-    if format == "json" and hasattr(stream, "buffer"):
-        stream.flush()  # what was written as text goes first
+    if format == "json" and not isinstance(stream, io.TextIOBase):
         renderer = structlog.processors.JSONRenderer(serializer=orjson.dumps)
-        factory = structlog.BytesLoggerFactory(file=stream.buffer)
+        factory = structlog.BytesLoggerFactory(file=cast(BinaryIO, stream))
     else:
         renderer = (
             structlog.processors.JSONRenderer() if format == "json" else structlog.dev.ConsoleRenderer(colors=False)
         )
-        factory = structlog.WriteLoggerFactory(file=stream)
+        factory = structlog.WriteLoggerFactory(file=cast(TextIO, stream))
     structlog.configure(
         processors=[
             structlog.processors.add_log_level,

@@ -46,7 +46,8 @@ class TemplateFormatter:
 
     def clean(self, text: str) -> str:
         """What of a source's text goes into its section: comments stripped (if set), trailing space removed."""
-        if self.layout.strip_html_comments and "<!--" in text:
+        # "<" first: a one-character search is a memchr, far cheaper than looking for "<!--" itself.
+        if self.layout.strip_html_comments and "<" in text and "<!--" in text:
             text = _HTML_COMMENT.sub("", text)
         return text.rstrip()
 

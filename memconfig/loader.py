@@ -34,14 +34,38 @@ if TYPE_CHECKING:
 __all__ = ["FsspecLoader", "local_fingerprint"]
 
 _TRANSIENT_ERRNOS = frozenset(
-    {errno.ECONNRESET, errno.ECONNREFUSED, errno.ECONNABORTED, errno.ETIMEDOUT, errno.EAGAIN, errno.EBUSY,
-     errno.EPIPE, errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EIO}
+    {
+        errno.ECONNRESET,
+        errno.ECONNREFUSED,
+        errno.ECONNABORTED,
+        errno.ETIMEDOUT,
+        errno.EAGAIN,
+        errno.EBUSY,
+        errno.EPIPE,
+        errno.EHOSTUNREACH,
+        errno.ENETUNREACH,
+        errno.EIO,
+    }
 )
 _S3_NOT_FOUND = frozenset({"NoSuchKey", "NoSuchBucket", "404", "NotFound"})
-_S3_DENIED = frozenset({"AccessDenied", "403", "401", "InvalidAccessKeyId", "SignatureDoesNotMatch", "AllAccessDisabled"})
+_S3_DENIED = frozenset(
+    {"AccessDenied", "403", "401", "InvalidAccessKeyId", "SignatureDoesNotMatch", "AllAccessDisabled"}
+)
 _S3_TRANSIENT = frozenset(
-    {"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded", "TooManyRequestsException",
-     "InternalError", "ServiceUnavailable", "RequestTimeout", "500", "502", "503", "504"}
+    {
+        "SlowDown",
+        "Throttling",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "TooManyRequestsException",
+        "InternalError",
+        "ServiceUnavailable",
+        "RequestTimeout",
+        "500",
+        "502",
+        "503",
+        "504",
+    }
 )
 # Fingerprint fields of fsspec info() dicts, strongest first.
 _VALIDATORS = ("ETag", "etag", "Content-MD5", "Digest", "hex", "md5", "checksum", "crc", "CRC")
@@ -140,7 +164,9 @@ class FsspecLoader:
 
     # -- inline (local and memory) ------------------------------------------
 
-    def _start(self, requests: Sequence[LoadRequest]) -> tuple[list[list[LoadResult] | None], list[tuple[int, LoadRequest]]]:
+    def _start(
+        self, requests: Sequence[LoadRequest]
+    ) -> tuple[list[list[LoadResult] | None], list[tuple[int, LoadRequest]]]:
         slots: list[list[LoadResult] | None] = [None] * len(requests)
         remote = [(i, r) for i, r in enumerate(requests) if not r.source.in_process]
         return slots, remote
@@ -205,9 +231,7 @@ class FsspecLoader:
                 else:
                     listing = await self._retrying(source, lambda: self._in_thread(fs.glob, path, detail=True))
                 matches = _files(listing)
-                children = await asyncio.gather(
-                    *(self._read_remote(_child(request, fs, m), limit) for m in matches)
-                )
+                children = await asyncio.gather(*(self._read_remote(_child(request, fs, m), limit) for m in matches))
                 return self._expanded(request, started, matches, [c[0] for c in children])
             async with limit:
                 return [await self._retrying(source, lambda: self._read_one(request, fs, path, started))]
@@ -247,7 +271,7 @@ class FsspecLoader:
         for tries in range(source.retries + 1):
             try:
                 return await asyncio.wait_for(attempt(), source.timeout)
-            except (asyncio.TimeoutError, _Skip):
+            except (TimeoutError, _Skip):
                 raise
             except Exception as exc:
                 if tries >= source.retries or not _classify(exc)[2]:
@@ -436,4 +460,6 @@ def _unchanged(request: LoadRequest, fingerprint: str | None, started: float, sh
 
 
 def _skipped(source: Source, reason: str, detail: str, started: float, *, fatal: bool = False) -> LoadResult:
-    return LoadResult(source=source, status="skipped", reason=reason, detail=detail, duration_ms=_ms(started), fatal=fatal)
+    return LoadResult(
+        source=source, status="skipped", reason=reason, detail=detail, duration_ms=_ms(started), fatal=fatal
+    )

@@ -15,7 +15,7 @@ from .exceptions import SourceError
 from .formatter import TemplateFormatter
 from .loader import FsspecLoader
 from .sources import build_sources
-from .stages import Appender, Formatter, LoadResult, Loader, Snapshot, StateCache
+from .stages import Appender, Formatter, Loader, LoadResult, Snapshot, StateCache
 
 __all__ = ["Pipeline"]
 

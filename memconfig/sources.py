@@ -79,7 +79,6 @@ class Source:
             # A plain path: fsspec's local filesystem, without parsing the URL on every pass.
             object.__setattr__(self, "fs_path", (fsspec.filesystem("file"), self.url))
 
-
     def __repr__(self) -> str:
         return f"Source(key={self.key!r}, url={self.display_url!r}, required={self.required})"
 
@@ -195,9 +194,7 @@ def build_sources(config: Config) -> list[Source]:
     return out
 
 
-def _options_for(
-    url: str, config: Config, own: Mapping[str, Any], credentials: str | None
-) -> dict[str, Any]:
+def _options_for(url: str, config: Config, own: Mapping[str, Any], credentials: str | None) -> dict[str, Any]:
     """Storage options for fsspec: the first protocol's flat, chained ones nested by protocol."""
     protocols = [split_protocol(part)[0] or "file" for part in url.split("::")]
     first, rest = protocols[0], protocols[1:]

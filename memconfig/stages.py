@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from .sources import Source
 
 __all__ = [
+    "SKIP_REASONS",
     "Appender",
     "Block",
     "Entry",
@@ -20,7 +21,6 @@ __all__ = [
     "LoadRequest",
     "LoadResult",
     "Loader",
-    "SKIP_REASONS",
     "Snapshot",
     "StateCache",
 ]
@@ -123,9 +123,7 @@ class StateCache(Protocol):
 
     def resolve(self, state: MutableMapping[str, Any], loader: Loader, *, force: bool = False) -> Snapshot: ...
 
-    async def aresolve(
-        self, state: MutableMapping[str, Any], loader: Loader, *, force: bool = False
-    ) -> Snapshot: ...
+    async def aresolve(self, state: MutableMapping[str, Any], loader: Loader, *, force: bool = False) -> Snapshot: ...
 
 
 @runtime_checkable

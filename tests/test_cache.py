@@ -11,10 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import pytest
 from structlog.testing import capture_logs
 
-from memconfig import LoadRequest, LoadResult, Loader, Pipeline
+from memconfig import Loader, LoadRequest, LoadResult, Pipeline
 
 
 def _pipeline(tmp_path: Path, names: Sequence[str], policy: str = "revalidate", **cache: Any) -> Pipeline:
@@ -109,7 +108,12 @@ def test_unchanged_turn_writes_one_line(tmp_path: Path) -> None:
     with capture_logs() as logs:
         pipeline.render(state=state)
     assert [e["event"] for e in logs] == ["prompt_built"]
-    assert (logs[0]["cache_hits"], logs[0]["revalidated"], logs[0]["memo"], logs[0]["sources_skipped"]) == (2, 3, True, 1)
+    assert (logs[0]["cache_hits"], logs[0]["revalidated"], logs[0]["memo"], logs[0]["sources_skipped"]) == (
+        2,
+        3,
+        True,
+        1,
+    )
 
 
 def test_resumed_thread_sees_edits(tmp_path: Path) -> None:

@@ -106,7 +106,9 @@ def test_state_written_by_deepagents_renders_the_same(project: Path) -> None:
     for name in FILES:
         (project / name).write_text("changed on disk", encoding="utf-8")
     pipeline = Pipeline.from_yaml(_config(project, SOURCES))
-    expected = MEMORY_SYSTEM_PROMPT.format(agent_memory=middleware._format_agent_memory(state["memory_contents"], "{agent_memory}"))
+    expected = MEMORY_SYSTEM_PROMPT.format(
+        agent_memory=middleware._format_agent_memory(state["memory_contents"], "{agent_memory}")
+    )
     assert pipeline.render(None, state) == expected
     assert "changed on disk" not in pipeline.render(None, state)
 

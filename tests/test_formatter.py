@@ -45,7 +45,9 @@ def test_sources_empty_after_cleaning_are_left_out() -> None:
 
 def test_name_slot_and_custom_separator() -> None:
     """A section can use {name}; the separator is the configured one."""
-    layout = Preset("{agent_memory}", section="# {name}\n{content}", separator="\n---\n", empty="", strip_html_comments=False)
+    layout = Preset(
+        "{agent_memory}", section="# {name}\n{content}", separator="\n---\n", empty="", strip_html_comments=False
+    )
     block = TemplateFormatter(layout).format(_snapshot(("a", "x <!-- y -->"), ("b", "z")))
     assert block.text == "# A\nx <!-- y -->\n---\n# B\nz"
 
@@ -75,5 +77,9 @@ def test_any_content_comes_through_verbatim(content: str) -> None:
 
 def _rest(preset: str) -> dict[str, object]:
     layout = PRESETS[preset]
-    return {"section": layout.section, "separator": layout.separator, "empty": layout.empty,
-            "strip_html_comments": layout.strip_html_comments}
+    return {
+        "section": layout.section,
+        "separator": layout.separator,
+        "empty": layout.empty,
+        "strip_html_comments": layout.strip_html_comments,
+    }

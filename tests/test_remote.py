@@ -143,7 +143,10 @@ def git_repo(tmp_path: Path) -> Repo:
     def git(*args: str) -> str:
         done = subprocess.run(
             ["git", "-C", str(path), "-c", "user.name=test", "-c", "user.email=test@example.com", *args],
-            check=True, capture_output=True, text=True, env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+            env=env,
         )
         return done.stdout.strip()
 
@@ -409,9 +412,7 @@ def test_loader_concurrency_caps_requests_in_flight(web: WebServer, concurrency:
 def test_revalidation_checks_headers_not_body(web: WebServer, validator: dict[str, Any]) -> None:
     """Under ``revalidate``, an unchanged ETag or Last-Modified costs a HEAD and no GET; a change is read."""
     url = web.serve("v.md", "first version", **validator)
-    pipeline = Pipeline.from_config(
-        {"version": 1, "sources": [url], "loader": FAST, "cache": {"policy": "revalidate"}}
-    )
+    pipeline = Pipeline.from_config({"version": 1, "sources": [url], "loader": FAST, "cache": {"policy": "revalidate"}})
     state: dict[str, Any] = {}
     assert "first version" in pipeline.render(state=state)
     web.methods.clear()
@@ -573,9 +574,7 @@ def test_local_glob_expands_sorted_with_keys_as_written(tmp_path: Path, logs: li
     assert prompt.index("rules/alpha.md\n\ntext of alpha.md") < prompt.index("rules/zeta.md\n\ntext of zeta.md")
 
 
-def test_zip_glob_over_http_expands_inside_the_bundle(
-    web: WebServer, bundle: Path, logs: list[dict[str, Any]]
-) -> None:
+def test_zip_glob_over_http_expands_inside_the_bundle(web: WebServer, bundle: Path, logs: list[dict[str, Any]]) -> None:
     """A glob inside a remote zip (``zip://rules/*.md::http://...``) expands in sorted order."""
     remote = web.serve("bundle.zip", bundle.read_bytes())
     pattern = f"zip://rules/*.md::{remote}"
@@ -585,8 +584,9 @@ def test_zip_glob_over_http_expands_inside_the_bundle(
     assert prompt.index("bundle rules") < prompt.index("bundle a") < prompt.index("bundle b")
 
 
-@pytest.mark.parametrize("where", [pytest.param("s3", id="s3"), pytest.param("local", id="local"),
-                                   pytest.param("memory", id="memory")])
+@pytest.mark.parametrize(
+    "where", [pytest.param("s3", id="s3"), pytest.param("local", id="local"), pytest.param("memory", id="memory")]
+)
 def test_glob_matching_nothing_is_not_found(
     where: str, request: pytest.FixtureRequest, tmp_path: Path, memfs: Any, logs: list[dict[str, Any]]
 ) -> None:
@@ -621,9 +621,7 @@ def test_glob_matching_nothing_is_not_found(
         pytest.param("bundle.zip", id="relative-to-base-dir"),
     ],
 )
-def test_zip_member_loads_through_a_chained_url(
-    bundle: Path, logs: list[dict[str, Any]], chain: str
-) -> None:
+def test_zip_member_loads_through_a_chained_url(bundle: Path, logs: list[dict[str, Any]], chain: str) -> None:
     """``zip://rules/AGENTS.md::<bundle>`` reads one member of a real zip file."""
     url = "zip://rules/AGENTS.md::" + chain.format(abs=bundle)
     prompt = render([url], base_dir=str(bundle.parent))
@@ -656,9 +654,7 @@ def test_zip_missing_member_is_not_found(bundle: Path, logs: list[dict[str, Any]
         pytest.param("main", "version two", id="branch-head"),
     ],
 )
-def test_git_source_reads_the_pinned_ref(
-    git_repo: Repo, logs: list[dict[str, Any]], ref: str, expected: str
-) -> None:
+def test_git_source_reads_the_pinned_ref(git_repo: Repo, logs: list[dict[str, Any]], ref: str, expected: str) -> None:
     """``git://<repo>:<ref>@AGENTS.md`` gives the file at that ref, whatever was committed after."""
     url = f"git://{git_repo.path}:{ref.format(first=git_repo.first)}@AGENTS.md"
     prompt = render([url])
@@ -845,8 +841,11 @@ def test_secrets_never_in_events_or_prompt(planted: Callable[..., Planted], logs
 
 @pytest.mark.parametrize(
     "command",
-    [pytest.param("validate", id="validate"), pytest.param("sources", id="sources"),
-     pytest.param("render", id="render")],
+    [
+        pytest.param("validate", id="validate"),
+        pytest.param("sources", id="sources"),
+        pytest.param("render", id="render"),
+    ],
 )
 def test_secrets_never_in_cli_output(planted: Callable[..., Planted], cli: Callable[..., Cli], command: str) -> None:
     """``validate``, ``sources`` and ``render`` print no planted secret on stdout or in their JSON log lines."""
@@ -918,9 +917,7 @@ def test_password_holding_an_at_sign_is_masked_whole(
         pytest.param([{"url": "{url}", "credentials": "absent"}], "sources[0].credentials", id="credentials-no-file"),
     ],
 )
-def test_secrets_never_in_config_errors(
-    write_config: Callable[..., Path], sources: list[Any], where: str
-) -> None:
+def test_secrets_never_in_config_errors(write_config: Callable[..., Path], sources: list[Any], where: str) -> None:
     """A config error about a source that holds credentials names its key path and does not echo them."""
     url = f"http://reader:{PASSWORD}@127.0.0.1:9/x.md?token={TOKEN}"
 
@@ -944,4 +941,3 @@ def test_remote_loading_writes_nothing_to_stdout(web: WebServer, capsys: pytest.
     url = web.serve("quiet.md", "quiet text")
     assert "quiet text" in render([url, web.url("absent.md")])
     assert capsys.readouterr().out == ""
-
