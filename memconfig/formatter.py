@@ -81,8 +81,10 @@ class TemplateFormatter:
                 pieces += body or [self.layout.empty]
             else:
                 pieces.append(part)
-        text = "".join(pieces)
-        block = Block(text, hashlib.sha256(text.encode()).hexdigest())
+        digest = hashlib.sha256()
+        for piece in pieces:  # piece by piece: encoding the whole block at once costs a second copy of it
+            digest.update(piece.encode())
+        block = Block("".join(pieces), digest.hexdigest())
         with self._lock:
             self._memo[snapshot.digest] = replace(block, memo=True)
             while len(self._memo) > _MEMO_SIZE:
