@@ -299,16 +299,6 @@ class Config(BaseSettings):
             return int(value)  # from MEMCONFIG_VERSION
         return value
 
-    @model_validator(mode="after")
-    def _unique_names(self) -> Config:
-        seen: dict[str, int] = {}
-        for i, source in enumerate(self.sources):
-            if source.written in seen:
-                shown = redact_url(source.written)
-                raise ValueError(f"sources[{i}] repeats sources[{seen[source.written]}] ({shown!r})")
-            seen[source.written] = i
-        return self
-
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         for key, value in super().__repr_args__():
             yield key, {p: redact_options(o) for p, o in value.items()} if key == "storage" else value
@@ -450,6 +440,14 @@ def _env_hint(loc: tuple[int | str, ...]) -> str:
 def _check_on_disk(config: Config, problems: list[Problem]) -> None:
     """Checks that need the filesystem or installed packages."""
     from .sources import protocol_problem  # sources imports config
+
+    seen: dict[str, int] = {}
+    for i, source in enumerate(config.sources):
+        # Compared as shown (credentials masked): that form is the source's key in state.
+        shown = redact_url(source.written)
+        if shown in seen:
+            problems.append(Problem(f"sources[{i}]", f"repeats sources[{seen[shown]}] ({shown!r})"))
+        seen.setdefault(shown, i)
 
     fmt = config.formatter
     if fmt.template_file is not None:

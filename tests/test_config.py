@@ -755,10 +755,10 @@ def test_on_decode_error_values(value: str) -> None:
 @pytest.mark.parametrize(
     ("sources", "message"),
     [
-        pytest.param(["a.md", "a.md"], "sources[1] repeats sources[0] ('a.md')", id="same-string"),
-        pytest.param(["a.md", {"url": "a.md", "name": "other"}], "sources[1] repeats sources[0]", id="renamed"),
-        pytest.param(["x", "a.md", "b", {"url": "a.md"}], "sources[3] repeats sources[1] ('a.md')", id="far-apart"),
-        pytest.param([{"glob": "*.md"}, {"glob": "*.md"}], "sources[1] repeats sources[0] ('*.md')", id="glob"),
+        pytest.param(["a.md", "a.md"], "sources[1]: repeats sources[0] ('a.md')", id="same-string"),
+        pytest.param(["a.md", {"url": "a.md", "name": "other"}], "sources[1]: repeats sources[0]", id="renamed"),
+        pytest.param(["x", "a.md", "b", {"url": "a.md"}], "sources[3]: repeats sources[1] ('a.md')", id="far-apart"),
+        pytest.param([{"glob": "*.md"}, {"glob": "*.md"}], "sources[1]: repeats sources[0] ('*.md')", id="glob"),
     ],
 )
 def test_duplicate_sources_are_rejected(sources: list[Any], message: str) -> None:
@@ -928,3 +928,16 @@ def test_secrets_never_appear_in_error_messages(data: dict[str, Any], path: str)
 
     assert path in str(error)
     assert not any(secret in str(error) for secret in SECRETS)
+
+
+def test_duplicate_source_does_not_hide_other_problems() -> None:
+    """A repeated source is reported together with every other problem of the config."""
+    error = mapping_error({"version": 1, "sources": ["a.md", "a.md", {"url": "x.md", "credentials": "absent"}]})
+    assert [p.path for p in error.problems] == ["sources[1]", "sources[2].credentials"]
+
+
+def test_sources_differing_only_in_credentials_are_duplicates() -> None:
+    """Two URLs that differ only in their password would share a key in state: an error."""
+    error = mapping_error({"version": 1, "sources": ["https://u:one@h.example/a.md", "https://u:two@h.example/a.md"]})
+    assert "sources[1]: repeats sources[0] ('https://***@h.example/a.md')" in str(error)
+    assert "one" not in str(error) and "two" not in str(error)
