@@ -46,7 +46,7 @@ _META_VERSION = 1
 _SNAPSHOT_MEMO = 64
 
 Meta = dict[str, Any]
-MetaEntry = dict[str, Any]  # {"source", "name", "sha256", "fingerprint", "glob"}
+MetaEntry = dict[str, Any]  # {"source", "name", "sha256", "fingerprint", "glob", "bytes", "stale"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +155,7 @@ class PolicyCache:
         self._latest: dict[str, _Known] = {}
         self._parents: dict[str, str] = {}  # glob match key -> glob key, for matches in _latest
         self._snapshots: OrderedDict[str, tuple[Entry, ...]] = OrderedDict()
-        self._fingerprints: OrderedDict[int, tuple[list[MetaEntry], dict[str, str | None]]] = OrderedDict()
+        self._fingerprints: OrderedDict[int, tuple[list[MetaEntry], dict[str, str | None] | None]] = OrderedDict()
         local = [(s.key, s.local_path) for s in self.sources]
         # When every source is a plain local file, a revalidation is a loop of os.stat calls.
         self._stat_paths = local if all(path is not None for _, path in local) else None
@@ -269,6 +269,8 @@ class PolicyCache:
         """Whether every (local) source still has the fingerprint *meta* recorded, or is still missing."""
         with self._lock:
             index = self._fingerprint_index(meta["entries"])
+        if index is None:
+            return False
         skipped = meta.get("skipped", {})
         for key, path in self._stat_paths or ():
             try:
@@ -285,11 +287,15 @@ class PolicyCache:
                 return False
         return True
 
-    def _fingerprint_index(self, entries: list[MetaEntry]) -> dict[str, str | None]:
-        """Fingerprints by source for a meta entry list (kept while that list is, so its id stays unique)."""
+    def _fingerprint_index(self, entries: list[MetaEntry]) -> dict[str, str | None] | None:
+        """Fingerprints by source for a meta entry list (kept while that list is, so its id stays unique).
+
+        None if a source is stale: its recovery must be read and logged, which only the full pass does.
+        """
         held = self._fingerprints.get(id(entries))
         if held is None or held[0] is not entries:
-            held = (entries, {e["source"]: e["fingerprint"] for e in entries})
+            stale = any(e.get("stale") for e in entries)
+            held = (entries, None if stale else {e["source"]: e["fingerprint"] for e in entries})
             self._fingerprints[id(entries)] = held
             while len(self._fingerprints) > _SNAPSHOT_MEMO:
                 self._fingerprints.popitem(last=False)
@@ -297,7 +303,11 @@ class PolicyCache:
 
     def _adopt(self, state: MutableMapping[str, Any], contents: Mapping[str, str]) -> Meta:
         """Meta for contents written without it (by deepagents, or by hand)."""
-        entries = [_entry(s, _sha(contents[s.key]), None) for s in self.sources if s.key in contents]
+        entries = [
+            _entry(s, _sha(contents[s.key]), None, len(contents[s.key].encode()))
+            for s in self.sources
+            if s.key in contents
+        ]
         meta = _meta(entries, {}, [])
         state[self.meta_key] = meta
         return meta
@@ -369,7 +379,7 @@ class PolicyCache:
                 events.source_stale(failed.source, failed.reason or "", failed.detail, held["sha256"])
                 stats["stale"] += 1
             reported.append(replace(failed, status="stale"))
-            return list(previous.values())
+            return [{**held, "stale": failed.reason} for held in previous.values()]
         matches = [r.source.key for r in group if r.source.parent == source.key]
         if matches:
             skipped.pop(source.key, None)
@@ -418,10 +428,12 @@ class PolicyCache:
             assert result.content is not None and result.sha256 is not None
             self._latest[key] = _Known(result.fingerprint, result.sha256, result.content, result.bytes)
             self._take(result, result.content, held, old, work.force, contents, stats)
-            return _entry(source, result.sha256, result.fingerprint)
+            return _entry(source, result.sha256, result.fingerprint, result.bytes)
         if result.status == "unchanged":
             if held and old is not None and old["sha256"] == result.sha256:
-                return _entry(source, old["sha256"], result.fingerprint or old["fingerprint"])
+                if old.get("stale"):  # back after failing: on record as loaded again
+                    self._take(replace(result, bytes=old["bytes"]), contents[key], held, old, False, contents, stats)
+                return _entry(source, old["sha256"], result.fingerprint or old["fingerprint"], old["bytes"])
             basis = work.basis.get(key)
             if basis is not None and basis.sha256 == result.sha256:  # newer in this process than in this state
                 self._take(
@@ -433,19 +445,24 @@ class PolicyCache:
                     contents,
                     stats,
                 )
-                return _entry(source, basis.sha256, result.fingerprint or basis.fingerprint)
+                return _entry(source, basis.sha256, result.fingerprint or basis.fingerprint, basis.bytes)
             result = replace(result, status="skipped", reason="error", detail="reported unchanged, but no copy is held")
         reason = result.reason or "error"
         latest = self._latest.get(key)
         if reason in STALE_REASONS and not result.fatal and not work.force and (held or latest is not None):
             if held and old is not None:
-                sha256, fingerprint = old["sha256"], old["fingerprint"]
+                sha256, fingerprint, size = old["sha256"], old["fingerprint"], old["bytes"]
             else:
                 assert latest is not None
-                contents[key], sha256, fingerprint = latest.content, latest.sha256, latest.fingerprint
+                contents[key], sha256, fingerprint, size = (
+                    latest.content,
+                    latest.sha256,
+                    latest.fingerprint,
+                    latest.bytes,
+                )
             events.source_stale(source, reason, result.detail, sha256)
             stats["stale"] += 1
-            return _entry(source, sha256, fingerprint)
+            return _entry(source, sha256, fingerprint, size, stale=reason)
         if reason not in STALE_REASONS:
             self._latest.pop(key, None)
         contents.pop(key, None)
@@ -511,13 +528,16 @@ class PolicyCache:
         return Snapshot(entries, digest, results, stats, failures, len(meta.get("skipped", ())))
 
 
-def _entry(source: Source, sha256: str, fingerprint: str | None) -> MetaEntry:
+def _entry(source: Source, sha256: str, fingerprint: str | None, size: int, stale: str | None = None) -> MetaEntry:
+    """One source's record in the state's meta; *stale*: why its last refresh failed, if it did."""
     return {
         "source": source.key,
         "name": source.name,
         "sha256": sha256,
         "fingerprint": fingerprint,
+        "bytes": size,
         "glob": source.parent,
+        "stale": stale,
     }
 
 

@@ -150,8 +150,11 @@ class WebServer:
 
     # -- lifecycle -------------------------------------------------------------
 
-    def start(self) -> WebServer:
-        """Start listening on a free port; returns once requests are served."""
+    def start(self, port: int = 0) -> WebServer:
+        """Start listening on *port* (0: a free one); returns once requests are served.
+
+        A stopped server can start again on its old port, as a restarted server would.
+        """
         ready = threading.Event()
         self._loop = asyncio.new_event_loop()
 
@@ -161,7 +164,7 @@ class WebServer:
             self._release = asyncio.Event()
             self._runner = web.AppRunner(app, shutdown_timeout=0.1, access_log=None)
             await self._runner.setup()
-            site = web.TCPSite(self._runner, HOST, 0)
+            site = web.TCPSite(self._runner, HOST, port, reuse_address=True)
             await site.start()
             self.port = self._runner.addresses[0][1]
 

@@ -7,13 +7,15 @@ import json
 import os
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+from servers import WebServer
 from structlog.testing import capture_logs
 
-from memconfig import Loader, LoadRequest, LoadResult, Pipeline
+from memconfig import Loader, LoadRequest, LoadResult, Pipeline, SourceError
 
 
 def _pipeline(tmp_path: Path, names: Sequence[str], policy: str = "revalidate", **cache: Any) -> Pipeline:
@@ -269,3 +271,145 @@ def test_many_threads_never_see_a_mixed_prompt(tmp_path: Path) -> None:
     background.join()
     assert errors == []
     assert len(seen) > 1  # the files really changed under the readers
+
+
+# -- last known good, against a real HTTP server -----------------------------------
+
+FAST = {"timeout": 2, "retries": 0, "backoff": 0.01}
+
+
+@pytest.fixture
+def web() -> Iterator[WebServer]:
+    """An aiohttp server on 127.0.0.1 for one test (tests here stop and restart it)."""
+    server = WebServer().start()
+    yield server
+    server.stop()
+
+
+def _remote(urls: list[Any], policy: str = "revalidate") -> Pipeline:
+    return Pipeline.from_config(
+        {"version": 1, "sources": urls, "loader": FAST, "cache": {"policy": policy}, "formatter": {"preset": "plain"}}
+    )
+
+
+def _events(logs: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+    return [e for e in logs if e["event"] == name]
+
+
+def test_killed_server_keeps_last_good_copy_until_it_returns(web: WebServer) -> None:
+    """Server down after a first render: the source stays (logged stale); back up: loaded again."""
+    url = web.serve("rules.md", "team rules", etag="v1")
+    local = web.serve("other.md", "other")
+    pipeline = _remote([url, {"url": local, "required": False}])
+    state: dict[str, Any] = {}
+    assert pipeline.render(state=state) == "team rules\n\nother"
+    port = web.port
+    web.stop()
+    with capture_logs() as logs:
+        assert pipeline.render(state=state) == "team rules\n\nother"
+    stale = _events(logs, "source_stale")
+    assert [(e["source"], e["reason"]) for e in stale] == [(url, "remote_error"), (local, "remote_error")]
+    assert "Connect" in stale[0]["detail"]
+    assert _events(logs, "prompt_built")[0]["stale"] == 2
+    web.start(port)
+    web.serve("rules.md", "team rules", etag="v1")
+    web.serve("other.md", "other")
+    with capture_logs() as logs:
+        assert pipeline.render(state=state) == "team rules\n\nother"
+    assert [(e["source"], e["cache"]) for e in _events(logs, "source_loaded")] == [
+        (url, "refreshed"),
+        (local, "refreshed"),
+    ]
+    with capture_logs() as logs:
+        pipeline.render(state=state)
+    assert [e["event"] for e in logs] == ["prompt_built"]
+
+
+@pytest.mark.parametrize(
+    ("status", "reason"),
+    [
+        pytest.param(503, "remote_error", id="5xx"),
+        pytest.param(429, "remote_error", id="throttled"),
+        pytest.param(403, "permission_denied", id="permission-flapping"),
+    ],
+)
+def test_transient_failure_on_revalidation_is_stale(web: WebServer, status: int, reason: str) -> None:
+    """A failing refresh keeps the last good content and says why."""
+    url = web.serve("a.md", "good copy")
+    pipeline = _remote([url])
+    state: dict[str, Any] = {}
+    pipeline.render(state=state)
+    web.fail("a.md", status)
+    with capture_logs() as logs:
+        assert pipeline.render(state=state) == "good copy"
+    [stale] = _events(logs, "source_stale")
+    assert (stale["reason"], str(status) in stale["detail"]) == (reason, True)
+
+
+def test_timeout_on_revalidation_is_stale(web: WebServer) -> None:
+    """A refresh that times out keeps the last good content."""
+    url = web.serve("slow.md", "good copy")
+    pipeline = Pipeline.from_config(
+        {"version": 1, "sources": [{"url": url, "timeout": 0.3}], "loader": FAST, "cache": {"policy": "always"}}
+    )
+    state: dict[str, Any] = {}
+    pipeline.render(state=state)
+    web.delay("slow.md", 2)
+    with capture_logs() as logs:
+        assert "good copy" in pipeline.render(state=state)
+    assert [e["reason"] for e in _events(logs, "source_stale")] == ["timeout"]
+
+
+def test_deleted_remote_source_leaves_the_prompt(web: WebServer) -> None:
+    """A 404 after a good load is a real deletion: skipped as not_found, gone from the prompt."""
+    url = web.serve("a.md", "soon gone")
+    keep = web.serve("b.md", "stays")
+    pipeline = _remote([url, keep])
+    state: dict[str, Any] = {}
+    pipeline.render(state=state)
+    del web.files["a.md"]
+    with capture_logs() as logs:
+        assert pipeline.render(state=state) == "stays"
+    assert [(e["source"], e["reason"]) for e in _events(logs, "source_skipped")] == [(url, "not_found")]
+
+
+def test_required_source_fails_only_without_a_good_copy(web: WebServer) -> None:
+    """A stale required source still renders (even for a new state); with no copy anywhere it fails."""
+    url = web.serve("must.md", "must have")
+    pipeline = _remote([{"url": url, "required": True}])
+    state: dict[str, Any] = {}
+    pipeline.render(state=state)
+    web.fail("must.md", 503)
+    assert pipeline.render(state=state) == "must have"
+    assert pipeline.render(state={}) == "must have"  # the process still holds the last good copy
+    with pytest.raises(SourceError, match="must.md.*remote_error"):
+        _remote([{"url": url, "required": True}]).render(state={})
+
+
+def test_server_without_validators_is_compared_by_content(web: WebServer) -> None:
+    """With no ETag or Last-Modified, revalidation reads the body and compares hashes."""
+    url = web.serve("plain.md", "same words")
+    pipeline = _remote([url])
+    state: dict[str, Any] = {}
+    pipeline.render(state=state)
+    with capture_logs() as logs:
+        assert pipeline.render(state=state) == "same words"
+    assert [e["event"] for e in logs] == ["prompt_built"]
+    assert logs[0]["cache_hits"] == 1
+    web.serve("plain.md", "new words")
+    with capture_logs() as logs:
+        assert pipeline.render(state=state) == "new words"
+    assert [e["cache"] for e in _events(logs, "source_loaded")] == ["refreshed"]
+
+
+def test_revalidated_http_sources_are_checked_concurrently(web: WebServer) -> None:
+    """Checking 20 unchanged sources takes about one round trip, not twenty."""
+    urls = [web.serve(f"f{i}.md", f"file {i}", etag=f"e{i}") for i in range(20)]
+    for i in range(20):
+        web.delay(f"f{i}.md", 0.2)
+    pipeline = _remote(urls)
+    state: dict[str, Any] = {}
+    pipeline.render(state=state)
+    web.peak = 0
+    pipeline.render(state=state)
+    assert web.peak == 20
