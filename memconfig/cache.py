@@ -156,6 +156,8 @@ class PolicyCache:
         self._parents: dict[str, str] = {}  # glob match key -> glob key, for matches in _latest
         self._snapshots: OrderedDict[str, tuple[Entry, ...]] = OrderedDict()
         self._fingerprints: OrderedDict[int, tuple[list[MetaEntry], dict[str, str | None] | None]] = OrderedDict()
+        # Which sources a state was loaded for: a state from before a config edit gets the new sources.
+        self._config_digest = hashlib.sha256("\x1e".join(s.key for s in self.sources).encode()).hexdigest()
         local = [(s.key, s.local_path) for s in self.sources]
         # When every source is a plain local file, a revalidation is a loop of os.stat calls.
         self._stat_paths = local if all(path is not None for _, path in local) else None
@@ -228,9 +230,17 @@ class PolicyCache:
             )
             if not due:
                 wanted = [self._by_key[k] for k in meta.get("pending", ()) if k in self._by_key]
-                if not wanted:
+                edited = meta.get("sources") != self._config_digest
+                if edited:
+                    wanted += [s for s in self.sources if s not in wanted and not _attempted(meta, s.key)]
+                elif not wanted:
                     return self._snapshot(meta, contents, {"revalidated": 0})
-            elif self._stat_paths is not None and not meta.get("pending") and self._unchanged_on_disk(meta):
+            elif (
+                self._stat_paths is not None
+                and not meta.get("pending")
+                and meta.get("sources") == self._config_digest
+                and self._unchanged_on_disk(meta)
+            ):
                 if self.policy == "ttl":
                     with self._lock:
                         state[self.meta_key] = meta = {**meta, "checked_at": time.time()}
@@ -308,7 +318,7 @@ class PolicyCache:
             for s in self.sources
             if s.key in contents
         ]
-        meta = _meta(entries, {}, [])
+        meta = _meta(entries, {}, [], "")
         state[self.meta_key] = meta
         return meta
 
@@ -344,7 +354,11 @@ class PolicyCache:
             ordered = [e for s in self.sources for e in by_source.get(s.key, [])]
             pending = [s.key for s in self.sources if s.required and not by_source.get(s.key)]
             changed = stats["loaded"] or stats["refreshed"] or stats["stale"] or stats["skipped"] or work.force
-            unchanged = "digest" in meta and _same(ordered, meta["entries"]) and skipped == meta.get("skipped", {})
+            unchanged = (
+                meta.get("sources") == self._config_digest
+                and _same(ordered, meta["entries"])
+                and skipped == meta.get("skipped", {})
+            )
             if unchanged and not changed:
                 if self.policy == "ttl":
                     state[self.meta_key] = {**meta, "checked_at": time.time()}
@@ -352,7 +366,7 @@ class PolicyCache:
             self._parents.update({e["source"]: e["glob"] for e in ordered if e["glob"] is not None})
             keep = {e["source"] for e in ordered}
             contents = {k: v for k, v in contents.items() if k in keep}
-            meta = _meta(ordered, skipped, pending)
+            meta = _meta(ordered, skipped, pending, self._config_digest)
             state[self.state_key] = contents
             state[self.meta_key] = meta
             return self._snapshot(meta, contents, stats, tuple(reported), tuple(failures), locked=True)
@@ -541,15 +555,21 @@ def _entry(source: Source, sha256: str, fingerprint: str | None, size: int, stal
     }
 
 
-def _meta(entries: list[MetaEntry], skipped: dict[str, str], pending: list[str]) -> Meta:
+def _meta(entries: list[MetaEntry], skipped: dict[str, str], pending: list[str], sources: str) -> Meta:
     return {
         "v": _META_VERSION,
+        "sources": sources,  # digest of the configured sources this was made for
         "entries": entries,
         "skipped": skipped,
         "pending": pending,
         "checked_at": time.time(),
         "digest": _digest(entries),
     }
+
+
+def _attempted(meta: Meta, key: str) -> bool:
+    """Whether a pass for this state already tried the source *key* (it is in, or out with a reason)."""
+    return key in meta.get("skipped", {}) or any(key in (e["source"], e["glob"]) for e in meta.get("entries", ()))
 
 
 def _same(new: Sequence[MetaEntry], old: Sequence[MetaEntry]) -> bool:

@@ -413,3 +413,17 @@ def test_revalidated_http_sources_are_checked_concurrently(web: WebServer) -> No
     web.peak = 0
     pipeline.render(state=state)
     assert web.peak == 20
+
+
+@pytest.mark.parametrize("policy", ["once", "revalidate"])
+def test_editing_the_config_reaches_a_loaded_state(tmp_path: Path, policy: str) -> None:
+    """A source added to or removed from the YAML shows up for a state loaded under the old config."""
+    for name in ("a.md", "b.md"):
+        _write(tmp_path / name, name)
+    state: dict[str, Any] = {}
+    assert _pipeline(tmp_path, ["a.md"], policy=policy).render(state=state) == "a.md"
+    with capture_logs() as logs:
+        assert _pipeline(tmp_path, ["a.md", "b.md"], policy=policy).render(state=state) == "a.md\n\nb.md"
+    assert [(e["event"], e.get("source")) for e in logs][:1] == [("source_loaded", "b.md")]
+    assert _pipeline(tmp_path, ["b.md"], policy=policy).render(state=state) == "b.md"
+    assert state["memory_contents"] == {"b.md": "b.md"}
