@@ -326,188 +326,30 @@ class PolicyCache:
 
     def _merge(self, state: MutableMapping[str, Any], work: _Pass, results: Mapping[int, list[LoadResult]]) -> Snapshot:
         """Fold a pass's results into *state*, log what changed, and snapshot the result."""
-        stats = {"revalidated": 0, "refreshed": 0, "stale": 0, "loaded": 0, "skipped": 0}
-        reported: list[LoadResult] = []
-        failures: list[tuple[str, str, str]] = []
         with self._lock, events.one_pass():
-            contents = dict(state.get(self.state_key) or {})
             meta = state.get(self.meta_key) or {}
-            old_entries = {e["source"]: e for e in meta.get("entries", ())}
-            by_source: dict[str, list[MetaEntry]] = {}
-            for e in meta.get("entries", ()):
-                by_source.setdefault(e["glob"] or e["source"], []).append(e)
-            skipped = dict(meta.get("skipped", {}))
+            merge = _Merge(work, self._latest, dict(state.get(self.state_key) or {}), meta)
             for index, request in enumerate(work.requests):
-                source, group = request.source, results.get(index, [])
-                if work.revalidation:
-                    stats["revalidated"] += len(group)
-                kept = self._merge_source(
-                    source, group, work, by_source, old_entries, contents, skipped, stats, reported
-                )
-                by_source[source.key] = kept
-                failures += [(r.source.key, r.reason or "", r.detail) for r in group if r.fatal]
-                if source.required and not kept:
-                    first = group[0] if group else None
-                    failures.append(
-                        (source.key, first.reason or "" if first else "not_found", first.detail if first else "")
-                    )
-            ordered = [e for s in self.sources for e in by_source.get(s.key, [])]
-            pending = [s.key for s in self.sources if s.required and not by_source.get(s.key)]
-            changed = stats["loaded"] or stats["refreshed"] or stats["stale"] or stats["skipped"] or work.force
+                merge.source(request.source, results.get(index, []))
+            ordered = [e for s in self.sources for e in merge.by_source.get(s.key, [])]
+            pending = [s.key for s in self.sources if s.required and not merge.by_source.get(s.key)]
             unchanged = (
-                meta.get("sources") == self._config_digest
+                not merge.changed
+                and meta.get("sources") == self._config_digest
                 and _same(ordered, meta["entries"])
-                and skipped == meta.get("skipped", {})
+                and merge.skipped == meta.get("skipped", {})
             )
-            if unchanged and not changed:
+            if unchanged:
                 if self.policy == "ttl":
                     state[self.meta_key] = {**meta, "checked_at": time.time()}
-                return self._snapshot(meta, contents, stats, tuple(reported), tuple(failures), locked=True)
-            self._parents.update({e["source"]: e["glob"] for e in ordered if e["glob"] is not None})
-            keep = {e["source"] for e in ordered}
-            contents = {k: v for k, v in contents.items() if k in keep}
-            meta = _meta(ordered, skipped, pending, self._config_digest)
-            state[self.state_key] = contents
-            state[self.meta_key] = meta
-            return self._snapshot(meta, contents, stats, tuple(reported), tuple(failures), locked=True)
-
-    def _merge_source(
-        self,
-        source: Source,
-        group: list[LoadResult],
-        work: _Pass,
-        by_source: dict[str, list[MetaEntry]],
-        old_entries: dict[str, MetaEntry],
-        contents: dict[str, str],
-        skipped: dict[str, str],
-        stats: dict[str, int],
-        reported: list[LoadResult],
-    ) -> list[MetaEntry]:
-        """The entries one configured source (a glob: all its matches) contributes after this pass."""
-        if not source.glob:
-            return self._merge_file(group[0], work, old_entries, contents, skipped, stats, reported)
-        previous = {e["source"]: e for e in by_source.get(source.key, [])}
-        failed = group[0] if len(group) == 1 and group[0].source is source else None  # the listing itself
-        if failed is not None and failed.reason in STALE_REASONS and previous and not work.force:
-            for held in previous.values():
-                events.source_stale(failed.source, failed.reason or "", failed.detail, held["sha256"])
-                stats["stale"] += 1
-            reported.append(replace(failed, status="stale"))
-            return [{**held, "stale": failed.reason} for held in previous.values()]
-        matches = [r.source.key for r in group if r.source.parent == source.key]
-        if matches:
-            skipped.pop(source.key, None)
-            if work.force or matches != list(previous):
-                events.source_expanded(source, matches)
-        kept = [e for r in group for e in self._merge_file(r, work, old_entries, contents, skipped, stats, reported)]
-        for key in previous.keys() - {r.source.key for r in group}:
-            contents.pop(key, None)
-            gone = replace(source, key=key, name=key, glob=False, parent=source.key)
-            events.source_skipped(gone, "not_found", "no longer matched by the glob")
-            stats["skipped"] += 1
-        return kept
-
-    def _merge_file(
-        self,
-        result: LoadResult,
-        work: _Pass,
-        old_entries: dict[str, MetaEntry],
-        contents: dict[str, str],
-        skipped: dict[str, str],
-        stats: dict[str, int],
-        reported: list[LoadResult],
-    ) -> list[MetaEntry]:
-        """The entry of one file (none if it is out of the prompt), and its result as reported."""
-        entry = self._merge_one(result, work, old_entries.get(result.source.key), contents, skipped, stats)
-        if entry is None:
-            reported.append(result)
-            return []
-        reported.append(result if result.ok else replace(result, status="stale"))
-        skipped.pop(result.source.key, None)
-        return [entry]
-
-    def _merge_one(
-        self,
-        result: LoadResult,
-        work: _Pass,
-        old: MetaEntry | None,
-        contents: dict[str, str],
-        skipped: dict[str, str],
-        stats: dict[str, int],
-    ) -> MetaEntry | None:
-        """Fold one result into *contents*: its new meta entry, or None if it is out of the prompt."""
-        source, key = result.source, result.source.key
-        held = old is not None and key in contents
-        if result.status == "loaded":
-            assert result.content is not None and result.sha256 is not None
-            self._latest[key] = _Known(result.fingerprint, result.sha256, result.content, result.bytes)
-            self._take(result, result.content, held, old, work.force, contents, stats)
-            return _entry(source, result.sha256, result.fingerprint, result.bytes)
-        if result.status == "unchanged":
-            if held and old is not None and old["sha256"] == result.sha256:
-                if old.get("stale"):  # back after failing: on record as loaded again
-                    self._take(replace(result, bytes=old["bytes"]), contents[key], held, old, False, contents, stats)
-                return _entry(source, old["sha256"], result.fingerprint or old["fingerprint"], old["bytes"])
-            basis = work.basis.get(key)
-            if basis is not None and basis.sha256 == result.sha256:  # newer in this process than in this state
-                self._take(
-                    replace(result, bytes=basis.bytes, sha256=basis.sha256),
-                    basis.content,
-                    held,
-                    old,
-                    False,
-                    contents,
-                    stats,
-                )
-                return _entry(source, basis.sha256, result.fingerprint or basis.fingerprint, basis.bytes)
-            result = replace(result, status="skipped", reason="error", detail="reported unchanged, but no copy is held")
-        reason = result.reason or "error"
-        latest = self._latest.get(key)
-        if reason in STALE_REASONS and not result.fatal and not work.force and (held or latest is not None):
-            if held and old is not None:
-                sha256, fingerprint, size = old["sha256"], old["fingerprint"], old["bytes"]
             else:
-                assert latest is not None
-                contents[key], sha256, fingerprint, size = (
-                    latest.content,
-                    latest.sha256,
-                    latest.fingerprint,
-                    latest.bytes,
-                )
-            events.source_stale(source, reason, result.detail, sha256)
-            stats["stale"] += 1
-            return _entry(source, sha256, fingerprint, size, stale=reason)
-        if reason not in STALE_REASONS:
-            self._latest.pop(key, None)
-        contents.pop(key, None)
-        already_out = skipped.get(key) == reason and not work.force
-        skipped[key] = reason
-        if not already_out:  # a source still out for the same reason was logged when it went out
-            stats["skipped"] += 1
-            events.source_skipped(source, reason, result.detail, result.duration_ms)
-        return None
-
-    @staticmethod
-    def _take(
-        result: LoadResult,
-        content: str,
-        held: bool,
-        old: MetaEntry | None,
-        force: bool,
-        contents: dict[str, str],
-        stats: dict[str, int],
-    ) -> None:
-        """Put read content into *contents* and log it as a miss, a refresh, or (forced) a hit."""
-        if not held:
-            cache = "miss"
-            stats["loaded"] += 1
-        elif force and old is not None and old["sha256"] == result.sha256:
-            cache = "hit"
-        else:
-            cache = "refreshed"
-            stats["refreshed"] += 1
-        contents[result.source.key] = content
-        events.source_loaded(result, len(content), cache)
+                self._parents.update({e["source"]: e["glob"] for e in ordered if e["glob"] is not None})
+                keep = {e["source"] for e in ordered}
+                state[self.state_key] = {k: v for k, v in merge.contents.items() if k in keep}
+                state[self.meta_key] = meta = _meta(ordered, merge.skipped, pending, self._config_digest)
+            return self._snapshot(
+                meta, state[self.state_key], merge.stats, tuple(merge.reported), tuple(merge.failures), locked=True
+            )
 
     # -- snapshots ----------------------------------------------------------
 
@@ -540,6 +382,136 @@ class PolicyCache:
         fresh = stats.get("loaded", 0) + stats.get("refreshed", 0) + stats.get("stale", 0)
         stats = {"cache_hits": len(entries) - fresh, "refreshed": 0, "stale": 0, "loaded": 0, "skipped": 0, **stats}
         return Snapshot(entries, digest, results, stats, failures, len(meta.get("skipped", ())))
+
+
+class _Merge:
+    """Folding one pass's results into copies of a state's contents and meta.
+
+    Holds what the pass changes (contents, skipped sources, counts) and what it
+    reports (results, failures); the cache writes the outcome back under its lock.
+    """
+
+    def __init__(self, work: _Pass, latest: dict[str, _Known], contents: dict[str, str], meta: Meta) -> None:
+        self.work = work
+        self.latest = latest  # the cache's process-wide copies; updated as sources load or vanish
+        self.contents = contents
+        self.skipped: dict[str, str] = dict(meta.get("skipped", {}))
+        self.old = {e["source"]: e for e in meta.get("entries", ())}
+        self.by_source: dict[str, list[MetaEntry]] = {}
+        for e in meta.get("entries", ()):
+            self.by_source.setdefault(e["glob"] or e["source"], []).append(e)
+        self.stats = {"revalidated": 0, "refreshed": 0, "stale": 0, "loaded": 0, "skipped": 0}
+        self.reported: list[LoadResult] = []
+        self.failures: list[tuple[str, str, str]] = []
+
+    @property
+    def changed(self) -> bool:
+        stats = self.stats
+        return bool(stats["loaded"] or stats["refreshed"] or stats["stale"] or stats["skipped"] or self.work.force)
+
+    def source(self, source: Source, group: list[LoadResult]) -> None:
+        """Fold the results of one configured source (a glob: all its matches)."""
+        if self.work.revalidation:
+            self.stats["revalidated"] += len(group)
+        kept = self._glob(source, group) if source.glob else self._file(group[0])
+        self.by_source[source.key] = kept
+        self.failures += [(r.source.key, r.reason or "", r.detail) for r in group if r.fatal]
+        if source.required and not kept:
+            first = group[0] if group else None
+            self.failures.append(
+                (source.key, (first.reason or "") if first else "not_found", first.detail if first else "")
+            )
+
+    def _glob(self, source: Source, group: list[LoadResult]) -> list[MetaEntry]:
+        previous = {e["source"]: e for e in self.by_source.get(source.key, [])}
+        failed = group[0] if len(group) == 1 and group[0].source is source else None  # the listing itself
+        if failed is not None and failed.reason in STALE_REASONS and previous and not self.work.force:
+            for held in previous.values():
+                events.source_stale(failed.source, failed.reason or "", failed.detail, held["sha256"])
+                self.stats["stale"] += 1
+            self.reported.append(replace(failed, status="stale"))
+            return [{**held, "stale": failed.reason} for held in previous.values()]
+        matches = [r.source.key for r in group if r.source.parent == source.key]
+        if matches:
+            self.skipped.pop(source.key, None)
+            if self.work.force or matches != list(previous):
+                events.source_expanded(source, matches)
+        kept = [entry for result in group for entry in self._file(result)]
+        for key in previous.keys() - {r.source.key for r in group}:
+            self.contents.pop(key, None)
+            gone = replace(source, key=key, name=key, glob=False, parent=source.key)
+            events.source_skipped(gone, "not_found", "no longer matched by the glob")
+            self.stats["skipped"] += 1
+        return kept
+
+    def _file(self, result: LoadResult) -> list[MetaEntry]:
+        """The entry of one file (none if it is out of the prompt); records its result as reported."""
+        entry = self._one(result)
+        if entry is None:
+            self.reported.append(result)
+            return []
+        self.reported.append(result if result.ok else replace(result, status="stale"))
+        self.skipped.pop(result.source.key, None)
+        return [entry]
+
+    def _one(self, result: LoadResult) -> MetaEntry | None:
+        source, key = result.source, result.source.key
+        old = self.old.get(key)
+        held = old if old is not None and key in self.contents else None
+        if result.status == "loaded":
+            assert result.content is not None and result.sha256 is not None
+            self.latest[key] = _Known(result.fingerprint, result.sha256, result.content, result.bytes)
+            self._take(result, result.content, held, self.work.force)
+            return _entry(source, result.sha256, result.fingerprint, result.bytes)
+        if result.status == "unchanged":
+            if held is not None and held["sha256"] == result.sha256:
+                if held.get("stale"):  # back after failing: on record as loaded again
+                    self._take(replace(result, bytes=held["bytes"]), self.contents[key], held, False)
+                return _entry(source, held["sha256"], result.fingerprint or held["fingerprint"], held["bytes"])
+            basis = self.work.basis.get(key)
+            if basis is not None and basis.sha256 == result.sha256:  # newer in this process than in this state
+                self._take(replace(result, bytes=basis.bytes), basis.content, held, False)
+                return _entry(source, basis.sha256, result.fingerprint or basis.fingerprint, basis.bytes)
+            result = replace(result, status="skipped", reason="error", detail="reported unchanged, but no copy is held")
+        return self._out(result, held)
+
+    def _out(self, result: LoadResult, held: MetaEntry | None) -> MetaEntry | None:
+        """A source that did not load: stale if a good copy exists and the failure may pass, else skipped."""
+        source, key = result.source, result.source.key
+        reason = result.reason or "error"
+        latest = self.latest.get(key)
+        if reason in STALE_REASONS and not result.fatal and not self.work.force and (held or latest):
+            if held is not None:
+                sha256, fingerprint, size = held["sha256"], held["fingerprint"], held["bytes"]
+            else:
+                assert latest is not None
+                self.contents[key] = latest.content
+                sha256, fingerprint, size = latest.sha256, latest.fingerprint, latest.bytes
+            events.source_stale(source, reason, result.detail, sha256)
+            self.stats["stale"] += 1
+            return _entry(source, sha256, fingerprint, size, stale=reason)
+        if reason not in STALE_REASONS:
+            self.latest.pop(key, None)
+        self.contents.pop(key, None)
+        already_out = self.skipped.get(key) == reason and not self.work.force
+        self.skipped[key] = reason
+        if not already_out:  # a source still out for the same reason was logged when it went out
+            self.stats["skipped"] += 1
+            events.source_skipped(source, reason, result.detail, result.duration_ms)
+        return None
+
+    def _take(self, result: LoadResult, content: str, held: MetaEntry | None, force: bool) -> None:
+        """Put read content in place and log it as a miss, a refresh, or (forced, same bytes) a hit."""
+        if held is None:
+            cache = "miss"
+            self.stats["loaded"] += 1
+        elif force and held["sha256"] == result.sha256:
+            cache = "hit"
+        else:
+            cache = "refreshed"
+            self.stats["refreshed"] += 1
+        self.contents[result.source.key] = content
+        events.source_loaded(result, len(content), cache)
 
 
 def _entry(source: Source, sha256: str, fingerprint: str | None, size: int, stale: str | None = None) -> MetaEntry:
