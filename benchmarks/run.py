@@ -23,7 +23,8 @@ Benchmarks (targets from issues 3 and 4):
 
 Timing: time.perf_counter; the figure shown is the median of N repetitions (for the
 per-turn micro-benchmarks, each repetition is a batch of calls, divided by the batch
-size). Both sides get the same warm-up. "Cold" renders run on pipelines built
+size). Both sides get the same warm-up; the local benchmarks take turns, one
+repetition of each side after the other, so load from elsewhere hits both alike. "Cold" renders run on pipelines built
 beforehand (an agent builds its pipeline once, at start), each with an empty state.
 JSON logging is configured exactly as the CLI does
 (memconfig.events.configure_cli_logging), writing to os.devnull. memconfig and
@@ -78,6 +79,28 @@ def sample(fn: Callable[[], Any], reps: int, *, warmup: int = 1, batch: int = 1)
         for _ in range(batch):
             fn()
         out.append((time.perf_counter() - start) / batch)
+    return out
+
+
+def interleaved(
+    fns: list[Callable[[], Any]], reps: int, *, warmup: int = 1, batches: list[int] | None = None
+) -> list[list[float]]:
+    """:func:`sample` for several functions, taking turns each repetition.
+
+    On a shared machine the load drifts; measuring the two sides in alternation
+    lets drift hit both alike, so their ratio holds where separate runs would not.
+    """
+    batches = batches or [1] * len(fns)
+    for fn in fns:
+        for _ in range(warmup):
+            fn()
+    out: list[list[float]] = [[] for _ in fns]
+    for _ in range(reps):
+        for fn, batch, times in zip(fns, batches, out, strict=True):
+            start = time.perf_counter()
+            for _ in range(batch):
+                fn()
+            times.append((time.perf_counter() - start) / batch)
     return out
 
 
@@ -317,7 +340,7 @@ class Bench:
         mw = deepagents_middleware(paths)
         reps = self.reps(25, 7)
 
-        cold = cold_renders(config, 2 * reps + 8)
+        cold = cold_renders(config, reps + 4)
 
         def fsspec_cat() -> dict[str, bytes]:
             return local.cat(paths)
@@ -329,9 +352,7 @@ class Bench:
         same = cold() == deepagents_cold()
         if not same:
             self.notes.append("local_cold: memconfig's and deepagents' prompts DIFFER (layout check failed)")
-        cat = sample(fsspec_cat, reps, warmup=3)
-        mc = sample(cold, reps, warmup=3)
-        da = sample(deepagents_cold, reps, warmup=3)
+        cat, mc, da = interleaved([fsspec_cat, cold, deepagents_cold], reps, warmup=3)
         self.add(
             Row(
                 "local_cold_vs_fsspec",
@@ -393,8 +414,9 @@ class Bench:
             batch_mc, batch_base, reps = 20, 50, self.reps(15, 5)
             label, target = "os.stat loop", "le:3"
             what = "per-turn render, 200 unchanged local sources, revalidate, vs os.stat x200"
-        base = sample(baseline, reps, warmup=2, batch=batch_base)
-        mc = sample(turn, reps, warmup=20, batch=batch_mc)
+        for _ in range(20):
+            turn()
+        base, mc = interleaved([baseline, turn], reps, warmup=2, batches=[batch_base, batch_mc])
         assert turn() == first
         self.add(Row(name, what, statistics.median(mc), statistics.median(base), label, target))
         self.profiles[name] = turn
