@@ -382,7 +382,7 @@ def test_required_source_fails_only_without_a_good_copy(web: WebServer) -> None:
     web.fail("must.md", 503)
     assert pipeline.render(state=state) == "must have"
     assert pipeline.render(state={}) == "must have"  # the process still holds the last good copy
-    with pytest.raises(SourceError, match="must.md.*remote_error"):
+    with pytest.raises(SourceError, match=r"must\.md.*remote_error"):
         _remote([{"url": url, "required": True}]).render(state={})
 
 
