@@ -176,6 +176,27 @@ def test_render_works_from_any_folder(tmp_path: Path) -> None:
     assert done.stdout == expected
 
 
+def test_deepagents_config_reads_home_and_working_folder(tmp_path: Path) -> None:
+    """configs/deepagents.yaml reads ~/.deepagents (HOME) and ./.deepagents of the folder it runs in."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    (home / ".deepagents").mkdir(parents=True)
+    (project / ".deepagents").mkdir(parents=True)
+    (home / ".deepagents" / "AGENTS.md").write_text("user rule", encoding="utf-8")
+    (project / ".deepagents" / "AGENTS.md").write_text("project rule", encoding="utf-8")
+
+    done = run(
+        "render",
+        "-c",
+        str(ROOT / "configs" / "deepagents.yaml"),
+        cwd=project,
+        env={"HOME": str(home), "PWD": str(project)},
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert "~/.deepagents/AGENTS.md\n\nuser rule\n\n./.deepagents/AGENTS.md\n\nproject rule" in done.stdout
+    assert [e["event"] for e in json_lines(done.stderr)] == ["source_loaded", "source_loaded", "prompt_built"]
+
+
 @pytest.mark.parametrize(
     ("args", "system"),
     [
