@@ -5,12 +5,15 @@ The caller's state mapping holds, as plain JSON-serialisable data:
 * ``state[state_key]`` — ``{source: content}``, the shape deepagents uses, so a
   state written by either tool reads in the other;
 * ``state[state_key + "_meta"]`` — per source in prompt order its name, hash,
-  fingerprint and glob; the sources left out and why; the required sources
-  still missing; when they were last checked; a digest of it all.
+  fingerprint, size and glob, and when it was read; the sources left out, why
+  and since when; the sources to try again; when they were last checked; which
+  configuration it was made for; a digest of it all.
 
 Policies: ``once`` reads a source once per state; ``revalidate`` checks every
 source's fingerprint on every render and re-reads only what changed; ``ttl``
-revalidates at most every ``ttl`` seconds; ``always`` re-reads everything.
+revalidates at most every ``ttl`` seconds; ``always`` re-reads everything. Under
+every policy, a state made under another configuration (sources added, removed,
+renamed, re-pointed, or read differently) is read afresh.
 
 Besides the state, the process keeps the newest good copy of each source, and
 concurrent reads of one source against the same known version share one
@@ -21,13 +24,14 @@ changed source, whichever states they render for.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import os
 import stat
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -46,7 +50,8 @@ _META_VERSION = 1
 _SNAPSHOT_MEMO = 64
 
 Meta = dict[str, Any]
-MetaEntry = dict[str, Any]  # {"source", "name", "sha256", "fingerprint", "glob", "bytes", "stale"}
+MetaEntry = dict[str, Any]  # {"source", "name", "sha256", "fingerprint", "bytes", "glob", "stale", "read_at"}
+OutRecord = dict[str, Any]  # {"reason", "fingerprint", "since"}: a source left out of the prompt
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +62,7 @@ class _Known:
     sha256: str
     content: str
     bytes: int
+    read_at: float  # when the pass that read it began
 
 
 @dataclass(slots=True)
@@ -65,6 +71,7 @@ class _Pass:
 
     requests: list[LoadRequest]
     force: bool
+    started: float = field(default_factory=time.time)
     revalidation: bool = False  # checking a state that holds contents, not filling an empty one
     basis: dict[str, _Known] = field(default_factory=dict)  # process copies the requests were made against
 
@@ -83,15 +90,20 @@ class _Flights:
     """Single flight: concurrent reads of the same request share one result.
 
     A caller claims the requests nobody is reading yet, under one future for
-    all of them; later callers asking for any of those wait on that future.
+    all of them; later callers asking for any of those wait on that future. A
+    caller whose reader failed or was cancelled reads for itself.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._reading: dict[tuple[Any, ...], tuple[Future[list[list[LoadResult]]], int]] = {}
 
-    def claim(self, requests: Sequence[LoadRequest]) -> _Claim:
+    def claim(self, requests: Sequence[LoadRequest], *, share: bool = True) -> _Claim:
+        """Claim *requests*; with *share* false, read all of them alone (neither joining nor joined)."""
         claim = _Claim([], [], Future(), [])
+        if not share:
+            claim.mine = list(range(len(requests)))
+            return claim
         keys = [_flight_key(request) for request in requests]
         with self._lock:
             for index, key in enumerate(keys):
@@ -108,19 +120,7 @@ class _Flights:
         self, requests: Sequence[LoadRequest], claim: _Claim, outcome: list[LoadResult] | BaseException
     ) -> dict[int, list[LoadResult]]:
         """Publish this caller's results (regrouped per request) to everyone waiting."""
-        grouped: dict[int, list[LoadResult]] = {}
-        if isinstance(outcome, BaseException):
-            pass
-        elif len(outcome) == len(claim.mine) and all(r.source.parent is None for r in outcome):
-            grouped = {index: [result] for index, result in zip(claim.mine, outcome, strict=True)}
-        else:
-            position = 0  # the loader expands globs in place: regroup matches under their request
-            for index in claim.mine:
-                key = requests[index].source.key
-                group = grouped[index] = []
-                while position < len(outcome) and _belongs(outcome[position].source, key):
-                    group.append(outcome[position])
-                    position += 1
+        grouped = {} if isinstance(outcome, BaseException) else _group(requests, claim.mine, outcome)
         with self._lock:
             for flight in claim.keys:
                 del self._reading[flight]
@@ -132,7 +132,16 @@ class _Flights:
 
 
 class PolicyCache:
-    """Keeps contents in state under ``state_key`` and refreshes them by *policy*."""
+    """Keeps contents in state under ``state_key`` and refreshes them by *policy*.
+
+    Args:
+        sources: the configured sources, in order.
+        policy: ``once``, ``revalidate``, ``ttl`` or ``always``.
+        ttl: seconds between checks under ``ttl``.
+        state_key: where contents live in a state mapping.
+        reading: what else decides how sources read (encoding, limits); a state
+            made under other settings is read afresh.
+    """
 
     def __init__(
         self,
@@ -141,6 +150,7 @@ class PolicyCache:
         policy: str = "once",
         ttl: float = 60.0,
         state_key: str = "memory_contents",
+        reading: str = "",
     ) -> None:
         if policy not in ("once", "revalidate", "ttl", "always"):
             raise ValueError(f"unknown cache policy {policy!r}")
@@ -155,17 +165,19 @@ class PolicyCache:
         self._latest: dict[str, _Known] = {}
         self._parents: dict[str, str] = {}  # glob match key -> glob key, for matches in _latest
         self._snapshots: OrderedDict[str, tuple[Entry, ...]] = OrderedDict()
-        self._fingerprints: OrderedDict[int, tuple[list[MetaEntry], dict[str, str | None] | None]] = OrderedDict()
-        # Which sources a state was loaded for: a state from before a config edit gets the new sources.
-        self._config_digest = hashlib.sha256("\x1e".join(s.key for s in self.sources).encode()).hexdigest()
+        self._indexes: OrderedDict[int, tuple[list[MetaEntry], dict[str, str | None] | None]] = OrderedDict()
+        # The configuration a state was made for: what is read, from where, under which name, how.
+        made_for = [reading] + [f"{s.key}\x1f{s.name}\x1f{s.url}\x1f{s.required}\x1f{s.glob}" for s in self.sources]
+        self._config_digest = hashlib.sha256("\x1e".join(made_for).encode()).hexdigest()
         local = [(s.key, s.local_path) for s in self.sources]
         # When every source is a plain local file, a revalidation is a loop of os.stat calls.
         self._stat_paths = local if all(path is not None for _, path in local) else None
 
     @classmethod
     def from_config(cls, config: Config, sources: Sequence[Source]) -> PolicyCache:
-        opts = config.cache
-        return cls(sources, policy=opts.policy, ttl=opts.ttl, state_key=opts.state_key)
+        opts, loader = config.cache, config.loader
+        reading = f"{loader.encoding}\x1f{loader.on_decode_error}\x1f{loader.max_bytes}"
+        return cls(sources, policy=opts.policy, ttl=opts.ttl, state_key=opts.state_key, reading=reading)
 
     def __repr__(self) -> str:
         return (
@@ -180,7 +192,8 @@ class PolicyCache:
         work = self._plan(state, force)
         if isinstance(work, Snapshot):
             return work
-        claim = self._flights.claim(work.requests)
+        # On a thread running an event loop, waiting for a read that loop owns would never end.
+        claim = self._flights.claim(work.requests, share=not _in_event_loop())
         results: dict[int, list[LoadResult]] = {}
         if claim.mine:
             try:
@@ -189,8 +202,14 @@ class PolicyCache:
                 self._flights.release(work.requests, claim, exc)
                 raise
             results.update(self._flights.release(work.requests, claim, loaded))
+        retry = []
         for index, future, slot in claim.theirs:
-            results[index] = future.result()[slot]
+            try:
+                results[index] = future.result()[slot]
+            except BaseException:  # the reader failed or was cancelled: read it here
+                retry.append(index)
+        if retry:
+            results.update(_group(work.requests, retry, loader.load([work.requests[i] for i in retry])))
         return self._merge(state, work, results)
 
     async def aresolve(self, state: MutableMapping[str, Any], loader: Loader, *, force: bool = False) -> Snapshot:
@@ -207,8 +226,17 @@ class PolicyCache:
                 self._flights.release(work.requests, claim, exc)
                 raise
             results.update(self._flights.release(work.requests, claim, loaded))
+        retry = []
         for index, future, slot in claim.theirs:
-            results[index] = (await asyncio.wrap_future(future))[slot]
+            try:
+                # Shielded: cancelling this task must not cancel the read others wait for.
+                results[index] = (await asyncio.shield(asyncio.wrap_future(future)))[slot]
+            except BaseException:
+                if not future.done():
+                    raise  # this task itself was cancelled
+                retry.append(index)  # the reader failed or was cancelled: read it here
+        if retry:
+            results.update(_group(work.requests, retry, await loader.aload([work.requests[i] for i in retry])))
         return self._merge(state, work, results)
 
     # -- planning -----------------------------------------------------------
@@ -223,30 +251,23 @@ class PolicyCache:
 
     def _plan(self, state: MutableMapping[str, Any], force: bool) -> _Pass | Snapshot:
         contents, meta = self._read_state(state)
+        current = meta.get("sources") == self._config_digest
         wanted: Sequence[Source] = self.sources
-        if contents is not None and not force and self.policy != "always":
+        if contents is not None and current and not force and self.policy != "always":
             due = self.policy == "revalidate" or (
                 self.policy == "ttl" and time.time() - meta.get("checked_at", 0.0) >= self.ttl
             )
             if not due:
                 wanted = [self._by_key[k] for k in meta.get("pending", ()) if k in self._by_key]
-                edited = meta.get("sources") != self._config_digest
-                if edited:
-                    wanted += [s for s in self.sources if s not in wanted and not _attempted(meta, s.key)]
-                elif not wanted:
+                if not wanted:
                     return self._snapshot(meta, contents, {"revalidated": 0})
-            elif (
-                self._stat_paths is not None
-                and not meta.get("pending")
-                and meta.get("sources") == self._config_digest
-                and self._unchanged_on_disk(meta)
-            ):
+            elif self._stat_paths is not None and not meta.get("pending") and self._unchanged_on_disk(meta):
                 if self.policy == "ttl":
                     with self._lock:
                         state[self.meta_key] = meta = {**meta, "checked_at": time.time()}
                 return self._snapshot(meta, contents, {"revalidated": len(self._stat_paths)})
-        work = _Pass([], force, revalidation=contents is not None and not force)
-        if force:
+        work = _Pass([], force, revalidation=contents is not None and current and not force)
+        if force or (contents is not None and not current):  # read everything as it is now, whatever is held
             work.requests = [LoadRequest(source) for source in wanted]
             return work
         held = contents or {}
@@ -276,25 +297,30 @@ class PolicyCache:
         return LoadRequest(source, *version(source.key))
 
     def _unchanged_on_disk(self, meta: Meta) -> bool:
-        """Whether every (local) source still has the fingerprint *meta* recorded, or is still missing."""
+        """Whether every (local) source still has the fingerprint *meta* recorded, in or out of the prompt."""
         with self._lock:
             index = self._fingerprint_index(meta["entries"])
         if index is None:
             return False
-        skipped = meta.get("skipped", {})
+        out: dict[str, OutRecord] = meta.get("skipped", {})
         for key, path in self._stat_paths or ():
             try:
                 info = os.stat(path)  # type: ignore[arg-type]
             except FileNotFoundError:
-                if skipped.get(key) == "not_found":
+                if key in out and out[key]["reason"] == "not_found":
                     continue
                 return False
             except OSError:
                 return False
-            if index.get(key) != local_fingerprint(info):
-                if stat.S_ISDIR(info.st_mode) and skipped.get(key) == "is_directory":
-                    continue
-                return False
+            fingerprint = local_fingerprint(info)
+            if index.get(key) == fingerprint:
+                continue
+            if key in out and (
+                out[key].get("fingerprint") == fingerprint
+                or (stat.S_ISDIR(info.st_mode) and out[key]["reason"] == "is_directory")
+            ):
+                continue
+            return False
         return True
 
     def _fingerprint_index(self, entries: list[MetaEntry]) -> dict[str, str | None] | None:
@@ -302,23 +328,28 @@ class PolicyCache:
 
         None if a source is stale: its recovery must be read and logged, which only the full pass does.
         """
-        held = self._fingerprints.get(id(entries))
+        held = self._indexes.get(id(entries))
         if held is None or held[0] is not entries:
             stale = any(e.get("stale") for e in entries)
             held = (entries, None if stale else {e["source"]: e["fingerprint"] for e in entries})
-            self._fingerprints[id(entries)] = held
-            while len(self._fingerprints) > _SNAPSHOT_MEMO:
-                self._fingerprints.popitem(last=False)
+            self._indexes[id(entries)] = held
+            while len(self._indexes) > _SNAPSHOT_MEMO:
+                self._indexes.popitem(last=False)
         return held[1]
 
     def _adopt(self, state: MutableMapping[str, Any], contents: Mapping[str, str]) -> Meta:
-        """Meta for contents written without it (by deepagents, or by hand)."""
+        """Meta for contents written without it (by deepagents, or by hand).
+
+        What the state holds is taken as is; the sources it lacks are tried on
+        the next render, so each ends up in the prompt or logged as skipped.
+        """
         entries = [
-            _entry(s, _sha(contents[s.key]), None, len(contents[s.key].encode()))
+            _entry(s, _sha(contents[s.key]), None, len(contents[s.key].encode()), 0.0)
             for s in self.sources
             if s.key in contents
         ]
-        meta = _meta(entries, {}, [], "")
+        missing = [s.key for s in self.sources if s.key not in contents and not s.glob]
+        meta = _meta(entries, {}, missing, self._config_digest)
         state[self.meta_key] = meta
         return meta
 
@@ -326,18 +357,21 @@ class PolicyCache:
 
     def _merge(self, state: MutableMapping[str, Any], work: _Pass, results: Mapping[int, list[LoadResult]]) -> Snapshot:
         """Fold a pass's results into *state*, log what changed, and snapshot the result."""
-        with self._lock, events.one_pass():
+        with self._lock:
             meta = state.get(self.meta_key) or {}
             merge = _Merge(work, self._latest, dict(state.get(self.state_key) or {}), meta)
             for index, request in enumerate(work.requests):
                 merge.source(request.source, results.get(index, []))
             ordered = [e for s in self.sources for e in merge.by_source.get(s.key, [])]
-            pending = [s.key for s in self.sources if s.required and not merge.by_source.get(s.key)]
+            pending = [
+                s.key for s in self.sources if s.key in merge.fatal or (s.required and not merge.by_source.get(s.key))
+            ]
             unchanged = (
                 not merge.changed
                 and meta.get("sources") == self._config_digest
                 and _same(ordered, meta["entries"])
                 and merge.skipped == meta.get("skipped", {})
+                and pending == meta.get("pending", [])
             )
             if unchanged:
                 if self.policy == "ttl":
@@ -347,9 +381,13 @@ class PolicyCache:
                 keep = {e["source"] for e in ordered}
                 state[self.state_key] = {k: v for k, v in merge.contents.items() if k in keep}
                 state[self.meta_key] = meta = _meta(ordered, merge.skipped, pending, self._config_digest)
-            return self._snapshot(
+            snapshot = self._snapshot(
                 meta, state[self.state_key], merge.stats, tuple(merge.reported), tuple(merge.failures), locked=True
             )
+        with events.one_pass():  # logged outside the lock: other renders need not wait on log I/O
+            for emit in merge.log:
+                emit()
+        return snapshot
 
     # -- snapshots ----------------------------------------------------------
 
@@ -387,22 +425,25 @@ class PolicyCache:
 class _Merge:
     """Folding one pass's results into copies of a state's contents and meta.
 
-    Holds what the pass changes (contents, skipped sources, counts) and what it
-    reports (results, failures); the cache writes the outcome back under its lock.
+    Holds what the pass changes (contents, sources left out, counts), what it
+    reports (results, failures) and the events to log once the cache's lock is
+    released; the cache writes the outcome back under its lock.
     """
 
     def __init__(self, work: _Pass, latest: dict[str, _Known], contents: dict[str, str], meta: Meta) -> None:
         self.work = work
         self.latest = latest  # the cache's process-wide copies; updated as sources load or vanish
         self.contents = contents
-        self.skipped: dict[str, str] = dict(meta.get("skipped", {}))
-        self.old = {e["source"]: e for e in meta.get("entries", ())}
+        self.skipped: dict[str, OutRecord] = dict(meta.get("skipped", {}))
+        self.old: dict[str, MetaEntry] = {e["source"]: e for e in meta.get("entries", ())}
         self.by_source: dict[str, list[MetaEntry]] = {}
         for e in meta.get("entries", ()):
             self.by_source.setdefault(e["glob"] or e["source"], []).append(e)
         self.stats = {"revalidated": 0, "refreshed": 0, "stale": 0, "loaded": 0, "skipped": 0}
         self.reported: list[LoadResult] = []
         self.failures: list[tuple[str, str, str]] = []
+        self.fatal: set[str] = set()  # configured sources whose failure fails every render until fixed
+        self.log: list[Callable[[], None]] = []
 
     @property
     def changed(self) -> bool:
@@ -415,19 +456,23 @@ class _Merge:
             self.stats["revalidated"] += len(group)
         kept = self._glob(source, group) if source.glob else self._file(group[0])
         self.by_source[source.key] = kept
-        self.failures += [(r.source.key, r.reason or "", r.detail) for r in group if r.fatal]
+        for result in group:
+            if result.fatal:
+                self.fatal.add(source.key)
+                self.failures.append((result.source.key, result.reason or "", result.detail))
         if source.required and not kept:
             first = group[0] if group else None
-            self.failures.append(
-                (source.key, (first.reason or "") if first else "not_found", first.detail if first else "")
-            )
+            reason = (first.reason or "") if first else "not_found"
+            self.failures.append((source.key, reason, first.detail if first else ""))
 
     def _glob(self, source: Source, group: list[LoadResult]) -> list[MetaEntry]:
         previous = {e["source"]: e for e in self.by_source.get(source.key, [])}
         failed = group[0] if len(group) == 1 and group[0].source is source else None  # the listing itself
-        if failed is not None and failed.reason in STALE_REASONS and previous and not self.work.force:
+        if failed is not None and failed.reason in STALE_REASONS and previous:
             for held in previous.values():
-                events.source_stale(failed.source, failed.reason or "", failed.detail, held["sha256"])
+                self.log.append(
+                    functools.partial(events.source_stale, failed.source, failed.reason, failed.detail, held["sha256"])
+                )
                 self.stats["stale"] += 1
             self.reported.append(replace(failed, status="stale"))
             return [{**held, "stale": failed.reason} for held in previous.values()]
@@ -435,12 +480,14 @@ class _Merge:
         if matches:
             self.skipped.pop(source.key, None)
             if self.work.force or matches != list(previous):
-                events.source_expanded(source, matches)
+                self.log.append(functools.partial(events.source_expanded, source, matches))
         kept = [entry for result in group for entry in self._file(result)]
         for key in previous.keys() - {r.source.key for r in group}:
             self.contents.pop(key, None)
             gone = replace(source, key=key, name=key, glob=False, parent=source.key)
-            events.source_skipped(gone, "not_found", "no longer matched by the glob")
+            self.log.append(
+                functools.partial(events.source_skipped, gone, "not_found", "no longer matched by the glob")
+            )
             self.stats["skipped"] += 1
         return kept
 
@@ -458,63 +505,79 @@ class _Merge:
         source, key = result.source, result.source.key
         old = self.old.get(key)
         held = old if old is not None and key in self.contents else None
+        if held is not None and held.get("read_at", 0.0) > self.work.started and not self.work.force:
+            return held  # a pass that began after this one already put a newer version here
+        out = self.skipped.get(key)
+        if out is not None and out.get("since", 0.0) > self.work.started and not self.work.force:
+            return None  # a pass that began after this one already took the source out
         if result.status == "loaded":
             assert result.content is not None and result.sha256 is not None
-            self.latest[key] = _Known(result.fingerprint, result.sha256, result.content, result.bytes)
-            self._take(result, result.content, held, self.work.force)
-            return _entry(source, result.sha256, result.fingerprint, result.bytes)
+            latest = self.latest.get(key)
+            if latest is None or latest.read_at <= self.work.started:
+                known = _Known(result.fingerprint, result.sha256, result.content, result.bytes, self.work.started)
+                self.latest[key] = known
+            self._take(result, result.content, held)
+            return _entry(source, result.sha256, result.fingerprint, result.bytes, self.work.started)
         if result.status == "unchanged":
             if held is not None and held["sha256"] == result.sha256:
                 if held.get("stale"):  # back after failing: on record as loaded again
-                    self._take(replace(result, bytes=held["bytes"]), self.contents[key], held, False)
-                return _entry(source, held["sha256"], result.fingerprint or held["fingerprint"], held["bytes"])
+                    self._take(replace(result, bytes=held["bytes"]), self.contents[key], held)
+                fingerprint = result.fingerprint or held["fingerprint"]
+                return _entry(source, held["sha256"], fingerprint, held["bytes"], held.get("read_at", 0.0))
             basis = self.work.basis.get(key)
             if basis is not None and basis.sha256 == result.sha256:  # newer in this process than in this state
-                self._take(replace(result, bytes=basis.bytes), basis.content, held, False)
-                return _entry(source, basis.sha256, result.fingerprint or basis.fingerprint, basis.bytes)
+                self._take(replace(result, bytes=basis.bytes), basis.content, held)
+                fingerprint = result.fingerprint or basis.fingerprint
+                return _entry(source, basis.sha256, fingerprint, basis.bytes, basis.read_at)
             result = replace(result, status="skipped", reason="error", detail="reported unchanged, but no copy is held")
         return self._out(result, held)
 
     def _out(self, result: LoadResult, held: MetaEntry | None) -> MetaEntry | None:
-        """A source that did not load: stale if a good copy exists and the failure may pass, else skipped."""
+        """A source that did not load: stale if a good copy exists and the failure may pass, else out."""
         source, key = result.source, result.source.key
         reason = result.reason or "error"
         latest = self.latest.get(key)
-        if reason in STALE_REASONS and not result.fatal and not self.work.force and (held or latest):
+        if reason in STALE_REASONS and not result.fatal and (held or latest):
             if held is not None:
                 sha256, fingerprint, size = held["sha256"], held["fingerprint"], held["bytes"]
+                read_at = held.get("read_at", 0.0)
             else:
                 assert latest is not None
                 self.contents[key] = latest.content
-                sha256, fingerprint, size = latest.sha256, latest.fingerprint, latest.bytes
-            events.source_stale(source, reason, result.detail, sha256)
+                sha256, fingerprint, size, read_at = latest.sha256, latest.fingerprint, latest.bytes, latest.read_at
+            self.log.append(functools.partial(events.source_stale, source, reason, result.detail, sha256))
             self.stats["stale"] += 1
-            return _entry(source, sha256, fingerprint, size, stale=reason)
+            return _entry(source, sha256, fingerprint, size, read_at, stale=reason)
         if reason not in STALE_REASONS:
             self.latest.pop(key, None)
         self.contents.pop(key, None)
-        already_out = self.skipped.get(key) == reason and not self.work.force
-        self.skipped[key] = reason
-        if not already_out:  # a source still out for the same reason was logged when it went out
+        before = self.skipped.get(key)
+        if before is not None and before["reason"] == reason and not self.work.force:
+            # Still out for the same reason: logged when it went out.
+            self.skipped[key] = {**before, "fingerprint": result.fingerprint}
+        else:
+            self.skipped[key] = {"reason": reason, "fingerprint": result.fingerprint, "since": self.work.started}
             self.stats["skipped"] += 1
-            events.source_skipped(source, reason, result.detail, result.duration_ms)
+            self.log.append(functools.partial(events.source_skipped, source, reason, result.detail, result.duration_ms))
         return None
 
-    def _take(self, result: LoadResult, content: str, held: MetaEntry | None, force: bool) -> None:
-        """Put read content in place and log it as a miss, a refresh, or (forced, same bytes) a hit."""
+    def _take(self, result: LoadResult, content: str, held: MetaEntry | None) -> None:
+        """Put read content in place and log it as a miss, a refresh, or (read again, same bytes) a hit."""
         if held is None:
             cache = "miss"
             self.stats["loaded"] += 1
-        elif force and held["sha256"] == result.sha256:
+        elif held["sha256"] == result.sha256 and not held.get("stale"):
             cache = "hit"
         else:
             cache = "refreshed"
             self.stats["refreshed"] += 1
         self.contents[result.source.key] = content
-        events.source_loaded(result, len(content), cache)
+        self.log.append(functools.partial(events.source_loaded, result, len(content), cache))
 
 
-def _entry(source: Source, sha256: str, fingerprint: str | None, size: int, stale: str | None = None) -> MetaEntry:
+def _entry(
+    source: Source, sha256: str, fingerprint: str | None, size: int, read_at: float, stale: str | None = None
+) -> MetaEntry:
     """One source's record in the state's meta; *stale*: why its last refresh failed, if it did."""
     return {
         "source": source.key,
@@ -524,24 +587,45 @@ def _entry(source: Source, sha256: str, fingerprint: str | None, size: int, stal
         "bytes": size,
         "glob": source.parent,
         "stale": stale,
+        "read_at": read_at,  # when the pass that read this version began
     }
 
 
-def _meta(entries: list[MetaEntry], skipped: dict[str, str], pending: list[str], sources: str) -> Meta:
+def _meta(entries: list[MetaEntry], skipped: dict[str, OutRecord], pending: list[str], sources: str) -> Meta:
     return {
         "v": _META_VERSION,
-        "sources": sources,  # digest of the configured sources this was made for
+        "sources": sources,  # digest of the configuration this was made for
         "entries": entries,
         "skipped": skipped,
-        "pending": pending,
+        "pending": pending,  # sources to try again on the next render, whatever the policy
         "checked_at": time.time(),
         "digest": _digest(entries),
     }
 
 
-def _attempted(meta: Meta, key: str) -> bool:
-    """Whether a pass for this state already tried the source *key* (it is in, or out with a reason)."""
-    return key in meta.get("skipped", {}) or any(key in (e["source"], e["glob"]) for e in meta.get("entries", ()))
+def _group(
+    requests: Sequence[LoadRequest], indexes: list[int], outcome: list[LoadResult]
+) -> dict[int, list[LoadResult]]:
+    """The loader's flat results regrouped per request (it expands a glob into its matches in place)."""
+    if len(outcome) == len(indexes) and all(r.source.parent is None for r in outcome):
+        return {index: [result] for index, result in zip(indexes, outcome, strict=True)}
+    grouped: dict[int, list[LoadResult]] = {}
+    position = 0
+    for index in indexes:
+        key = requests[index].source.key
+        group = grouped[index] = []
+        while position < len(outcome) and _belongs(outcome[position].source, key):
+            group.append(outcome[position])
+            position += 1
+    return grouped
+
+
+def _in_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _same(new: Sequence[MetaEntry], old: Sequence[MetaEntry]) -> bool:

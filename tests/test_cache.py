@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -73,7 +74,7 @@ def test_state_holds_plain_json_in_the_deepagents_shape(tmp_path: Path) -> None:
     _pipeline(tmp_path, ["a.md", "missing.md"]).render(state=state)
     assert state["memory_contents"] == {"a.md": "alpha"}
     assert json.loads(json.dumps(state)) == state
-    assert state["memory_contents_meta"]["skipped"] == {"missing.md": "not_found"}
+    assert {k: v["reason"] for k, v in state["memory_contents_meta"]["skipped"].items()} == {"missing.md": "not_found"}
 
 
 def test_custom_state_key(tmp_path: Path) -> None:
@@ -424,6 +425,123 @@ def test_editing_the_config_reaches_a_loaded_state(tmp_path: Path, policy: str) 
     assert _pipeline(tmp_path, ["a.md"], policy=policy).render(state=state) == "a.md"
     with capture_logs() as logs:
         assert _pipeline(tmp_path, ["a.md", "b.md"], policy=policy).render(state=state) == "a.md\n\nb.md"
-    assert [(e["event"], e.get("source")) for e in logs][:1] == [("source_loaded", "b.md")]
+    loaded = [(e["source"], e["cache"]) for e in logs if e["event"] == "source_loaded"]
+    assert loaded == [("a.md", "hit"), ("b.md", "miss")]  # a new configuration reads everything once
     assert _pipeline(tmp_path, ["b.md"], policy=policy).render(state=state) == "b.md"
     assert state["memory_contents"] == {"b.md": "b.md"}
+
+
+def test_renamed_or_newly_required_source_reaches_a_loaded_state(tmp_path: Path) -> None:
+    """Under `once`, a name changed in the YAML shows in the next prompt; a newly required missing file fails it."""
+    _write(tmp_path / "a.md", "alpha")
+
+    def pipeline(name: str, required: bool) -> Pipeline:
+        sources = [{"url": "a.md", "name": name}, {"url": "missing.md", "required": required}]
+        return Pipeline.from_config(
+            {"version": 1, "base_dir": str(tmp_path), "sources": sources, "formatter": {"preset": "markdown"}}
+        )
+
+    state: dict[str, Any] = {}
+    assert pipeline("Old name", False).render(state=state) == "## Old name\n\nalpha"
+    state = json.loads(json.dumps(state))
+    assert pipeline("New name", False).render(state=state) == "## New name\n\nalpha"
+    with pytest.raises(SourceError, match=r"missing\.md"):
+        pipeline("New name", True).render(state=state)
+
+
+def test_fatal_decode_error_fails_every_render_until_fixed(tmp_path: Path) -> None:
+    """`on_decode_error: fail` fails each render under `once`, not just the first; fixing the file ends it."""
+    (tmp_path / "bad.md").write_bytes(b"\xff")
+    pipeline = Pipeline.from_config(
+        {"version": 1, "base_dir": str(tmp_path), "sources": ["bad.md"], "loader": {"on_decode_error": "fail"}}
+    )
+    state: dict[str, Any] = {}
+    for _ in range(2):
+        with pytest.raises(SourceError, match="decode_error"):
+            pipeline.render(state=state)
+    _write(tmp_path / "bad.md", "fixed")
+    assert "fixed" in pipeline.render(state=state)
+
+
+def test_slower_pass_never_puts_back_an_older_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pass that read v2 but merges after a later pass stored v3 leaves v3 in place."""
+    from memconfig.cache import PolicyCache
+
+    path = tmp_path / "a.md"
+    _write(path, "v1")
+    pipeline = _pipeline(tmp_path, ["a.md"], policy="ttl", ttl=3600)
+    state: dict[str, Any] = {}
+    pipeline.render(state=state)
+    _write(path, "v2 longer")
+    state["memory_contents_meta"]["checked_at"] = 0  # due for a check
+    real = PolicyCache._merge
+
+    def late_merge(self: PolicyCache, *args: Any) -> Any:
+        if threading.current_thread().name == "slow":
+            time.sleep(0.3)  # descheduled between its read and its merge
+        return real(self, *args)
+
+    monkeypatch.setattr(PolicyCache, "_merge", late_merge)
+    slow = threading.Thread(target=lambda: pipeline.render(state=state), name="slow")
+    slow.start()
+    time.sleep(0.1)
+    _write(path, "v3 the newest")
+    state["memory_contents_meta"]["checked_at"] = 0
+    assert pipeline.render(state=state) == "v3 the newest"
+    slow.join()
+    assert state["memory_contents"] == {"a.md": "v3 the newest"}
+    assert pipeline.render(state=state) == "v3 the newest"
+
+
+def test_cancelled_render_does_not_fail_the_renders_sharing_its_read(tmp_path: Path) -> None:
+    """Cancelling the task that reads a source leaves the tasks waiting for that read to finish on their own."""
+    _write(tmp_path / "a.md", "alpha")
+    pipeline = _pipeline(tmp_path, ["a.md"])
+    real = pipeline.loader
+
+    class SlowLoader:
+        def load(self, requests: Sequence[LoadRequest]) -> list[LoadResult]:
+            return real.load(requests)
+
+        async def aload(self, requests: Sequence[LoadRequest]) -> list[LoadResult]:
+            await asyncio.sleep(0.3)  # a slow remote source
+            return await real.aload(requests)
+
+    pipeline.loader = SlowLoader()
+
+    async def main() -> str:
+        reader = asyncio.create_task(pipeline.arender(state={}))
+        await asyncio.sleep(0.05)
+        waiter = asyncio.create_task(pipeline.arender(state={}))
+        await asyncio.sleep(0.05)
+        reader.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await reader
+        return await waiter
+
+    assert asyncio.run(main()) == "alpha"
+
+
+def test_sync_render_inside_an_event_loop_does_not_wait_on_that_loop(tmp_path: Path) -> None:
+    """A blocking render called from async code while a task of the same loop reads the source still returns."""
+    _write(tmp_path / "a.md", "alpha")
+    pipeline = _pipeline(tmp_path, ["a.md"])
+    real = pipeline.loader
+
+    class SlowLoader:
+        def load(self, requests: Sequence[LoadRequest]) -> list[LoadResult]:
+            return real.load(requests)
+
+        async def aload(self, requests: Sequence[LoadRequest]) -> list[LoadResult]:
+            await asyncio.sleep(0.2)
+            return await real.aload(requests)
+
+    pipeline.loader = SlowLoader()
+
+    async def main() -> tuple[str, str]:
+        task = asyncio.create_task(pipeline.arender(state={}))
+        await asyncio.sleep(0.01)
+        blocking = pipeline.render(state={})  # would wait forever for the task it blocks
+        return blocking, await task
+
+    assert asyncio.run(asyncio.wait_for(main(), 10)) == ("alpha", "alpha")
