@@ -6,7 +6,9 @@ read becomes a ``skipped`` result with a reason from
 inline in the caller's thread (a thread hop costs more than the read); every
 other source runs as one coroutine on fsspec's I/O loop — async filesystems
 (HTTP, S3) natively, sync ones (zip, git) on a bounded thread pool — so one
-pass costs about one round trip however many sources there are.
+pass costs about one round trip however many sources there are. Async
+filesystems are read through a streamed file, so an empty object reads as empty
+bytes and a server that ignores ``Range`` still sends no more than is read.
 """
 
 from __future__ import annotations
@@ -89,7 +91,8 @@ class FsspecLoader:
             (a skip marked fatal: the render fails).
         max_bytes: larger sources are skipped as ``too_large``; no more than
             ``max_bytes + 1`` bytes are ever read.
-        concurrency: how many remote reads are in flight at once.
+        concurrency: how many remote reads are in flight at once, across all the
+            passes that share this loader.
         backoff: base delay in seconds of the exponential backoff between retries.
         is_blank: the formatter's test for text with nothing to show; such a source is ``empty``.
         fingerprints: also fingerprint remote sources on a cold read, for policies
@@ -116,6 +119,7 @@ class FsspecLoader:
         self.fingerprints = fingerprints
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
+        self._limit: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
 
     @classmethod
     def from_config(cls, config: Config, is_blank: Callable[[str], bool]) -> FsspecLoader:
@@ -215,9 +219,20 @@ class FsspecLoader:
     # -- remote (everything else), on fsspec's I/O loop -----------------------
 
     async def _load_remote(self, items: list[tuple[int, LoadRequest]]) -> list[tuple[int, list[LoadResult]]]:
-        limit = asyncio.Semaphore(self.concurrency)
+        limit = self._in_flight()
         done = await asyncio.gather(*(self._read_remote(request, limit) for _, request in items))
         return [(index, results) for (index, _), results in zip(items, done, strict=True)]
+
+    def _in_flight(self) -> asyncio.Semaphore:
+        """The loader's one cap on remote reads, shared by concurrent passes.
+
+        Made on first use on fsspec's I/O loop, where every remote read runs (so
+        no lock is needed), and made again if fsspec starts a new loop (after a fork).
+        """
+        loop = asyncio.get_running_loop()
+        if self._limit is None or self._limit[0] is not loop:
+            self._limit = (loop, asyncio.Semaphore(self.concurrency))
+        return self._limit[1]
 
     async def _read_remote(self, request: LoadRequest, limit: asyncio.Semaphore) -> list[LoadResult]:
         source = request.source
@@ -242,28 +257,29 @@ class FsspecLoader:
     async def _read_one(self, request: LoadRequest, fs: Any, path: str, started: float) -> LoadResult:
         native = fs.async_impl and _is_single(request.source)
 
-        async def call(name: str, *args: Any, **kwargs: Any) -> Any:
-            if native:
-                return await getattr(fs, "_" + name)(*args, **kwargs)
-            return await self._in_thread(getattr(fs, name), *args, **kwargs)
-
         async def info() -> str | None:
             try:
                 if request.source.parent is None:  # a glob's match is in the listing made this pass
                     fs.invalidate_cache(path)  # s3fs answers info() from cached listings
-                return _fingerprint(await call("info", path))
+                found = await fs._info(path) if native else await self._in_thread(fs.info, path)
+                return _fingerprint(found)
             except Exception:
                 return None  # the read below reports the real error
+
+        async def read() -> bytes:
+            if native:
+                return await _read_async(fs, path, self.max_bytes + 1)
+            return bytes(await self._in_thread(fs.cat_file, path, start=0, end=self.max_bytes + 1))
 
         if request.fingerprint is not None:
             fingerprint = await info()
             if fingerprint is not None and fingerprint == request.fingerprint:
                 return _unchanged(request, fingerprint, started)
-            data = await call("cat_file", path, start=0, end=self.max_bytes + 1)
+            data = await read()
         elif self.fingerprints:
-            fingerprint, data = await asyncio.gather(info(), call("cat_file", path, start=0, end=self.max_bytes + 1))
+            fingerprint, data = await asyncio.gather(info(), read())
         else:
-            fingerprint, data = None, await call("cat_file", path, start=0, end=self.max_bytes + 1)
+            fingerprint, data = None, await read()
         return self._finish(request, data, fingerprint, started)
 
     async def _retrying(self, source: Source, attempt: Callable[[], Awaitable[Any]]) -> Any:
@@ -305,8 +321,8 @@ class FsspecLoader:
                 text = data.decode(self.encoding, errors="replace")
             if self.is_blank(text):
                 raise _Skip("empty", "nothing left once comments and whitespace are removed")
-        except _Skip as skip:
-            return _skipped(source, skip.reason, skip.detail, started, fatal=skip.fatal)
+        except _Skip as skip:  # the fingerprint lets a cache see next time that the file has not changed
+            return _skipped(source, skip.reason, skip.detail, started, fatal=skip.fatal, fingerprint=fingerprint)
         return LoadResult(
             source=source,
             status="loaded",
@@ -334,6 +350,48 @@ class FsspecLoader:
         if not matches:
             return [_skipped(source, "not_found", "the glob matched no file", started)]
         return results
+
+
+async def _read_async(fs: Any, path: str, limit: int) -> bytes:
+    """Read at most *limit* bytes of *path* on an async filesystem, through a streamed file.
+
+    A byte range would not do: for an empty object it is "not satisfiable"
+    (HTTP 416, S3 InvalidRange), and a server that ignores ``Range`` sends the
+    whole body, which ``_cat_file`` reads whole. A stream stops after *limit*.
+    """
+    options = _stream_options(fs)
+    try:
+        stream = None if options is None else await fs.open_async(path, "rb", **options)
+    except NotImplementedError:
+        stream = None
+    if stream is None:
+        return bytes(await fs._cat_file(path, start=0, end=limit))
+    chunks: list[bytes] = []
+    got = 0
+    try:
+        while got < limit:
+            chunk = await stream.read(limit - got)  # what has arrived, up to that many
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+    finally:
+        await stream.close()
+        body = getattr(stream, "r", None)  # s3fs's close() leaves the response open: end it if cut short
+        if body is not None:
+            body.close()
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _stream_options(fs: Any) -> dict[str, Any] | None:
+    """What ``open_async`` needs to read what ``_cat_file`` would; ``None`` where it cannot."""
+    if _is_http(fs):
+        # fsspec's HTTP open_async drops the filesystem's request options (headers…) and,
+        # unless told a size, asks for it with a HEAD first; the stream itself never uses the size.
+        return {**fs.kwargs, "size": 0}
+    if getattr(fs, "version_aware", False):
+        return None  # s3fs's streamed file ignores a ?versionId= in the path
+    return {}
 
 
 def _read_fd(fd: int, want: int, limit: int) -> bytes:
@@ -364,13 +422,17 @@ def _is_directory(source: Source, exc: BaseException) -> bool:
     if source.glob or source.fs_path is None or _classify(exc)[0] != "not_found":
         return False
     fs, path = source.fs_path
-    protocols = (fs.protocol,) if isinstance(fs.protocol, str) else fs.protocol
-    if {"http", "https"} & set(protocols):
+    if _is_http(fs):
         return False
     try:
         return bool(fs.isdir(path))
     except Exception:
         return False
+
+
+def _is_http(fs: Any) -> bool:
+    protocols = (fs.protocol,) if isinstance(fs.protocol, str) else fs.protocol
+    return bool({"http", "https"} & set(protocols))
 
 
 def _is_single(source: Source) -> bool:
@@ -459,7 +521,15 @@ def _unchanged(request: LoadRequest, fingerprint: str | None, started: float, sh
     )
 
 
-def _skipped(source: Source, reason: str, detail: str, started: float, *, fatal: bool = False) -> LoadResult:
+def _skipped(
+    source: Source, reason: str, detail: str, started: float, *, fatal: bool = False, fingerprint: str | None = None
+) -> LoadResult:
     return LoadResult(
-        source=source, status="skipped", reason=reason, detail=detail, duration_ms=_ms(started), fatal=fatal
+        source=source,
+        status="skipped",
+        reason=reason,
+        detail=detail,
+        fingerprint=fingerprint,
+        duration_ms=_ms(started),
+        fatal=fatal,
     )

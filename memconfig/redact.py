@@ -2,22 +2,42 @@
 
 Three kinds of secret reach memconfig: user-info in a URL
 (``https://user:pass@host``), signed-URL query parameters
-(``X-Amz-Signature=…``, ``sig=…``, ``token=…``) and storage options
-(``secret``, ``password``, ``token`` …). Each is replaced by ``***``.
+(``X-Amz-Signature=…``, ``sig=…``, ``auth_token=…``) and storage options
+(``secret``, ``password``, ``token``, a ``Cookie`` header …). Each is
+replaced by ``***``.
+
+One rule says which names hold a secret, for query parameters and option
+keys alike (:func:`is_secret_key`): the lower-cased name contains a part such
+as ``token``, ``key`` or ``sig``, or is a well-known signed-URL field.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
+from urllib.parse import unquote
 
-__all__ = ["MASK", "Redactor", "is_secret_key", "redact_options", "redact_url"]
+__all__ = ["MASK", "Redactor", "is_secret_key", "redact_options", "redact_url", "url_secrets"]
 
 MASK = "***"
 
-# Query parameters that carry a signature or a bearer secret.
-_SECRET_QUERY_KEYS = frozenset(
+# A name holds a secret when its lower-cased form contains one of these.
+_SECRET_PARTS = (
+    "token",
+    "secret",
+    "sig",
+    "key",
+    "auth",
+    "pass",
+    "session",
+    "jwt",
+    "credential",
+    "cookie",
+    "sas",
+)
+# Signed-URL fields that are secret whatever the parts above say.
+_SECRET_NAMES = frozenset(
     k.lower()
     for k in (
         "X-Amz-Signature",
@@ -28,88 +48,104 @@ _SECRET_QUERY_KEYS = frozenset(
         "X-Goog-Signature",
         "X-Goog-Credential",
         "GoogleAccessId",
-        "sig",
-        "signature",
-        "token",
-        "access_token",
-        "id_token",
-        "refresh_token",
-        "api_key",
-        "apikey",
-        "key",
-        "password",
-        "pass",
-        "secret",
-        "client_secret",
-        "code",
-        "auth",
-        "se",
-        "sp",
-        "sv",
-        "sr",
-        "skoid",
-        "sktid",
     )
 )
-# Storage-option keys whose values are secrets (matched on the lower-cased name).
-_SECRET_OPTION_PARTS = ("secret", "password", "passwd", "token", "key", "credential", "auth", "signature", "sas")
-_SAFE_OPTION_KEYS = frozenset({"anon", "key_prefix", "use_ssl", "requester_pays"})
+_SAFE_NAMES = frozenset({"anon", "key_prefix", "use_ssl", "requester_pays"})
+_MIN_SECRET = 4  # shorter values are not masked inside free text: they would mask ordinary words
 
 # Up to the last "@" before the path: a password may hold an unescaped "@", as yarl (aiohttp) accepts.
 _USERINFO_RE = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.\-]*://)(?P<userinfo>[^/\s?#]+)@")
 _QUERY_RE = re.compile(r"(?P<sep>[?&;])(?P<key>[^=&;#\s?]+)=(?P<value>[^&;#\s\"'<>]*)")
+# fsspec's git URLs read ``git://repo:ref@path``: that is a repository and a ref, not user-info.
+_NO_USERINFO = frozenset({"git://"})
 
 
 def is_secret_key(name: str) -> bool:
-    """Whether a storage-option or header name holds a secret."""
+    """Whether a storage-option, header or query-parameter name holds a secret."""
     low = name.lower()
-    return low not in _SAFE_OPTION_KEYS and any(part in low for part in _SECRET_OPTION_PARTS)
+    return low in _SECRET_NAMES or (low not in _SAFE_NAMES and any(part in low for part in _SECRET_PARTS))
+
+
+def _userinfo(match: re.Match[str]) -> str | None:
+    return None if match["scheme"].lower() in _NO_USERINFO else match["userinfo"]
 
 
 def redact_url(text: str) -> str:
     """Mask URL user-info and secret query values anywhere in *text*."""
     if "@" in text:
-        text = _USERINFO_RE.sub(lambda m: f"{m['scheme']}{MASK}@", text)
+        text = _USERINFO_RE.sub(lambda m: m[0] if _userinfo(m) is None else f"{m['scheme']}{MASK}@", text)
     if "=" in text:
-        text = _QUERY_RE.sub(
-            lambda m: f"{m['sep']}{m['key']}={MASK}" if m["key"].lower() in _SECRET_QUERY_KEYS else m[0], text
-        )
+        text = _QUERY_RE.sub(lambda m: f"{m['sep']}{m['key']}={MASK}" if is_secret_key(m["key"]) else m[0], text)
     return text
 
 
+def url_secrets(text: str) -> list[str]:
+    """The secrets :func:`redact_url` masks in *text* (user-info, its password, secret query values).
+
+    Each is also given percent-decoded, as a library may echo the URL decoded.
+    """
+    found: list[str] = []
+    if "@" in text:
+        for match in _USERINFO_RE.finditer(text):
+            userinfo = _userinfo(match)
+            if userinfo is not None:
+                found += [userinfo, *userinfo.split(":", 1)[1:]]
+    if "=" in text:
+        found += [m["value"] for m in _QUERY_RE.finditer(text) if is_secret_key(m["key"])]
+    return found + [unquote(s) for s in found if unquote(s) != s]
+
+
+def _redact_value(key: str, value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return redact_options(value)
+    if is_secret_key(key) and value not in (None, "", False, True):
+        return MASK
+    if isinstance(value, str):
+        return redact_url(value)
+    if isinstance(value, list | tuple):
+        return type(value)(_redact_value("", v) for v in value)
+    return value
+
+
 def redact_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of storage options with every secret value masked, nested ones too."""
-    out: dict[str, Any] = {}
-    for key, value in options.items():
-        if isinstance(value, Mapping):
-            out[key] = redact_options(value)
-        elif is_secret_key(str(key)) and value not in (None, "", False, True):
-            out[key] = MASK
-        else:
-            out[key] = value
-    return out
+    """A copy of storage options with every secret masked, nested ones too.
+
+    A value under a secret name is masked whole; any other string is masked as
+    a URL would be (``endpoint_url: https://user:***@host``).
+    """
+    return {key: _redact_value(str(key), value) for key, value in options.items()}
 
 
-def _secret_values(options: Mapping[str, Any]) -> Iterable[str]:
+def _secret_values(options: Mapping[str, Any]) -> Iterator[str]:
     for key, value in options.items():
-        if isinstance(value, Mapping):
-            yield from _secret_values(value)
-        elif is_secret_key(str(key)) and isinstance(value, str) and len(value) >= 4:
+        yield from _secrets_in(str(key), value)
+
+
+def _secrets_in(key: str, value: Any) -> Iterator[str]:
+    if isinstance(value, Mapping):
+        yield from _secret_values(value)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _secrets_in("", item)
+    elif isinstance(value, str):
+        if is_secret_key(key):
             yield value
+        yield from url_secrets(value)
 
 
 class Redactor:
     """Masks the secrets of one source in any text (errors from libraries included).
 
     Library error messages can echo a URL or a header verbatim; besides the URL
-    rules, every secret value known from the storage options is masked where
-    it appears literally.
+    rules, every secret value known from the storage options (under a secret
+    name, or inside a URL-like value) is masked where it appears literally.
     """
 
     __slots__ = ("_values",)
 
     def __init__(self, options: Mapping[str, Any] | None = None, extra: Iterable[str] = ()) -> None:
-        values = set(_secret_values(options or {})) | {v for v in extra if v and len(v) >= 4}
+        found = [*_secret_values(options or {}), *extra]
+        values = {v for v in found if len(v) >= _MIN_SECRET}
         self._values = tuple(sorted(values, key=len, reverse=True))
 
     def __call__(self, text: str) -> str:
