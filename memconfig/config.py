@@ -4,8 +4,9 @@ Loading goes: read the file, parse YAML (``yaml.safe_load``), expand
 ``${VAR}`` / ``${VAR:-default}`` in string values, validate with
 pydantic-settings (``MEMCONFIG_*`` environment variables override the file,
 nested with ``__``), then check what needs the disk (template and credentials
-files, installed protocols). Every problem found is reported at once, each
-with its key path.
+files, installed protocols) and repeated sources. Those checks run even when
+validation failed, so every problem found is reported at once, each with its
+key path.
 """
 
 from __future__ import annotations
@@ -19,11 +20,19 @@ from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+)
 
 from .exceptions import ConfigError, Problem
+from .interpolation import expand_vars
 from .presets import PRESETS, Preset
 from .redact import redact_options, redact_url
+from .sources import merge_options, protocol_problem
 from .templates import Template, TemplateError
 
 __all__ = [
@@ -41,41 +50,6 @@ __all__ = [
 MEMORY_SLOT = "agent_memory"
 SECTION_SLOTS = frozenset({"path", "name", "content"})
 _SECTIONS = frozenset({"sources", "storage", "loader", "cache", "formatter", "appender", "logging"})
-
-_VAR_RE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$\{[^}]*\}?")
-
-
-class _UnsetVariable(ValueError):
-    def __init__(self, name: str) -> None:
-        self.name = name
-        super().__init__(f"environment variable ${{{name}}} is not set and has no default (write ${{{name}:-default}})")
-
-
-def expand_vars(text: str, environ: Mapping[str, str] | None = None) -> str:
-    """Expand ``${VAR}`` and ``${VAR:-default}``; ``$$`` is a literal ``$``.
-
-    Raises:
-        ValueError: a variable is unset and has no default, or a ``${`` is malformed.
-    """
-    if "$" not in text:
-        return text
-    env = os.environ if environ is None else environ
-
-    def substitute(match: re.Match[str]) -> str:
-        whole = match[0]
-        if whole == "$$":
-            return "$"
-        name, default = match[1], match[2]
-        if name is None:
-            raise ValueError(f"malformed variable reference {whole!r}; use ${{NAME}} or ${{NAME:-default}}")
-        value = env.get(name)
-        if value is not None and (value or default is None):
-            return value
-        if default is not None:
-            return default
-        raise _UnsetVariable(name)
-
-    return _VAR_RE.sub(substitute, text)
 
 
 def _check_vars(value: str | None) -> str | None:
@@ -327,8 +301,7 @@ class Config(BaseSettings):
 
     def resolve_path(self, path: str) -> Path:
         """A local path from this config: ``~`` expanded, relative to :attr:`base_path`."""
-        expanded = Path(os.path.expanduser(path))
-        return expanded if expanded.is_absolute() else self._base / expanded
+        return _resolve(self._base, path)
 
     @classmethod
     def from_mapping(
@@ -347,30 +320,32 @@ class Config(BaseSettings):
         """
         problems: list[Problem] = []
         expanded = _expand_tree(dict(data), "", problems)
+        config: Config | None = None
         try:
             config = cls(**expanded)
         except ValidationError as exc:
             problems += [_problem_from_pydantic(err) for err in exc.errors()]
-            raise ConfigError(problems, file=file) from None
         except SettingsError as exc:
             problems.append(_problem_from_settings(exc))
-            raise ConfigError(problems, file=file) from None
-        if problems:
+        # The disk is checked even when the schema has problems, so that every problem is listed at once.
+        plain = config.model_dump(include=_ON_DISK) if config is not None else _with_environment(cls, expanded)
+        origin = Path(base_dir) if base_dir is not None else Path.cwd()
+        chosen = plain.get("base_dir")
+        base = Path(os.path.abspath(_resolve(origin, chosen) if isinstance(chosen, str) else origin))
+        template_text, credentials = _check_on_disk(plain, base, problems)
+        if config is None or problems:
             raise ConfigError(problems, file=file)
         config._file = file
-        origin = Path(base_dir) if base_dir is not None else Path.cwd()
-        if config.base_dir is not None:
-            chosen = Path(os.path.expanduser(config.base_dir))
-            origin = chosen if chosen.is_absolute() else origin / chosen
-        config._base = Path(os.path.abspath(origin))
-        _check_on_disk(config, problems)
-        if problems:
-            raise ConfigError(problems, file=file)
+        config._base = base
+        config._template_text = template_text
+        config._credentials = credentials
         return config
 
 
 # -- loading ---------------------------------------------------------------
 
+# What _check_on_disk reads of a config.
+_ON_DISK = {"base_dir", "credentials_file", "sources", "formatter"}
 # Keys whose strings keep ${VAR} as written (they are expanded when used).
 _KEEP_AS_WRITTEN = re.compile(r"^sources\[\d+\]\.(url|glob)$|^sources\[\d+\]$")
 
@@ -437,46 +412,96 @@ def _env_hint(loc: tuple[int | str, ...]) -> str:
     return ""
 
 
-def _check_on_disk(config: Config, problems: list[Problem]) -> None:
-    """Checks that need the filesystem or installed packages."""
-    from .sources import protocol_problem  # sources imports config
+def _resolve(base: Path, path: str) -> Path:
+    expanded = Path(os.path.expanduser(path))
+    return expanded if expanded.is_absolute() else base / expanded
 
+
+def _with_environment(cls: type[Config], data: Mapping[str, Any]) -> dict[str, Any]:
+    """*data* with the ``MEMCONFIG_*`` overrides laid over it, as validation saw it."""
+    try:
+        overrides = EnvSettingsSource(cls)()
+    except ValueError:
+        overrides = {}  # a SettingsError, reported by validation
+    return merge_options(data, overrides)
+
+
+def _reported(problems: list[Problem], path: str) -> bool:
+    return any(p.path == path for p in problems)
+
+
+def _location(item: Any) -> tuple[str, str, Any] | None:
+    """A source entry's location key (``url`` or ``glob``), what is written there, and its ``credentials``.
+
+    ``None`` for an entry too malformed to say (validation reports it).
+    """
+    if isinstance(item, str):
+        return "url", item, None
+    if not isinstance(item, Mapping):
+        return None
+    given = [(key, item[key]) for key in ("url", "glob") if item.get(key) is not None]
+    if len(given) != 1 or not isinstance(given[0][1], str) or not given[0][1].strip():
+        return None
+    return given[0][0], given[0][1], item.get("credentials")
+
+
+def _check_on_disk(
+    data: Mapping[str, Any], base: Path, problems: list[Problem]
+) -> tuple[str | None, dict[str, dict[str, Any]]]:
+    """Checks that need the filesystem or installed packages, and repeated sources.
+
+    Works on the config as plain data (validated or not), so that it also runs
+    when the schema has problems; a value that is malformed there is left to
+    validation's report.
+
+    Returns:
+        What was read: the text of ``formatter.template_file`` and the
+        ``credentials_file`` table (``None`` and empty when not set or not valid).
+    """
+    items = data.get("sources")
+    sources = [
+        (i, found) for i, item in enumerate(items if isinstance(items, list) else []) if (found := _location(item))
+    ]
     seen: dict[str, int] = {}
-    for i, source in enumerate(config.sources):
+    for i, (_, written, _) in sources:
         # Compared as shown (credentials masked): that form is the source's key in state.
-        shown = redact_url(source.written)
+        shown = redact_url(written)
         if shown in seen:
             problems.append(Problem(f"sources[{i}]", f"repeats sources[{seen[shown]}] ({shown!r})"))
         seen.setdefault(shown, i)
 
-    fmt = config.formatter
-    if fmt.template_file is not None:
-        path = config.resolve_path(fmt.template_file)
+    files_ok = not _reported(problems, "base_dir")  # relative to a base_dir that is wrong, every file is missing
+    template_text = None
+    formatter = data.get("formatter")
+    template_file = formatter.get("template_file") if isinstance(formatter, Mapping) else None
+    if isinstance(template_file, str) and files_ok and not _reported(problems, "formatter.template_file"):
+        path = _resolve(base, template_file)
         text = _read_text(path, "formatter.template_file", problems)
         if text is not None:
             try:
                 Template(text, {MEMORY_SLOT}, [MEMORY_SLOT])
-                config._template_text = text
+                template_text = text
             except TemplateError as exc:
                 problems.append(Problem("formatter.template_file", f"{path}: {exc}"))
 
-    wanted = any(s.credentials is not None for s in config.sources)
+    credentials_file = data.get("credentials_file")
+    wanted = any(isinstance(credentials, str) for _, (_, _, credentials) in sources)
+    table: dict[str, dict[str, Any]] = {}
     table_ok = False
-    if wanted and config.credentials_file is not None:
+    if wanted and isinstance(credentials_file, str) and files_ok and not _reported(problems, "credentials_file"):
         count = len(problems)
-        config._credentials = _read_credentials(config.resolve_path(config.credentials_file), problems)
+        table = _read_credentials(_resolve(base, credentials_file), problems)
         table_ok = len(problems) == count
-    for i, source in enumerate(config.sources):
-        if source.credentials is not None:
-            if config.credentials_file is None:
+    for i, (key, written, credentials) in sources:
+        if isinstance(credentials, str):
+            if credentials_file is None:
                 problems.append(Problem(f"sources[{i}].credentials", "no credentials_file is set"))
-            elif table_ok and source.credentials not in config._credentials:
-                problems.append(
-                    Problem(f"sources[{i}].credentials", f"no entry {source.credentials!r} in credentials_file")
-                )
-        problem = protocol_problem(source.written)
+            elif table_ok and credentials not in table:
+                problems.append(Problem(f"sources[{i}].credentials", f"no entry {credentials!r} in credentials_file"))
+        problem = protocol_problem(written)
         if problem:
-            problems.append(Problem(f"sources[{i}].{'url' if source.url is not None else 'glob'}", problem))
+            problems.append(Problem(f"sources[{i}].{key}", problem))
+    return template_text, table
 
 
 def _read_text(path: Path, key: str, problems: list[Problem]) -> str | None:

@@ -3,29 +3,29 @@
 A :class:`Source` keeps the location *as written* (its identity: the section
 header and the key in state) apart from the URL handed to fsspec (``${VAR}``
 and ``~`` expanded, relative paths made absolute against ``base_dir``).
-URLs themselves are parsed by fsspec; memconfig only splits ``::`` chains to
-find which local parts need resolving and which protocols must be installed.
+URLs themselves are parsed by fsspec; memconfig only splits ``::`` chains
+(:func:`_chain`) to find which local parts need resolving, which protocols
+must be installed and which filesystem each storage option is for.
 """
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import fsspec
 from fsspec.core import split_protocol
 from fsspec.implementations.local import LocalFileSystem
 
-from .redact import Redactor
+from .interpolation import expand_vars
+from .redact import Redactor, url_secrets
 
 if TYPE_CHECKING:
     from .config import Config
 
-__all__ = ["Source", "build_sources", "protocol_problem"]
+__all__ = ["Source", "build_sources", "merge_options", "protocol_problem"]
 
 #: Which memconfig extra brings a protocol's filesystem.
 EXTRAS: Mapping[str, str] = {
@@ -38,6 +38,35 @@ EXTRAS: Mapping[str, str] = {
 _LOCAL = frozenset({"file", "local"})
 _IN_PROCESS = frozenset({None, "file", "local", "memory"})
 _MAGIC = re.compile(r"[*?\[]")
+_WORD = re.compile(r"[a-z]+")
+
+
+class _Part(NamedTuple):
+    """One part of a (``::``-chained) URL."""
+
+    protocol: str | None
+    """As fsspec reads it; ``None`` for a plain path."""
+    path: str
+    """The part after ``protocol://``."""
+    text: str
+    """The part as written."""
+
+
+def _chain(url: str) -> list[_Part]:
+    """The parts of a URL, outermost first: one part unless it is chained with ``::``.
+
+    As in fsspec, a chained part that is a bare protocol name
+    (``simplecache::s3://bucket/a.md``) is that protocol with no path.
+    """
+    texts = url.split("::")
+    parts = []
+    for text in texts:
+        if len(texts) > 1 and (_WORD.fullmatch(text) or text in fsspec.available_protocols()):
+            parts.append(_Part(text, "", text))
+        else:
+            protocol, path = split_protocol(text)
+            parts.append(_Part(protocol, path, text))
+    return parts
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,14 +97,17 @@ class Source:
     fs_path: tuple[Any, str] | None = field(default=None, repr=False)
     display_url: str = field(init=False, repr=False)
     """The URL with credentials masked: the only form that is logged."""
+    chained: bool = field(init=False, repr=False)
+    """The URL chains filesystems with ``::`` (``zip://a.md::s3://bucket/b.zip``)."""
     in_process: bool = field(init=False, repr=False)
     """A local or in-memory file: read in the caller's thread, where a thread hop would cost more than the read."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "display_url", self.redact(self.url))
-        single = "::" not in self.url
-        object.__setattr__(self, "in_process", single and split_protocol(self.url)[0] in _IN_PROCESS)
-        if self.fs_path is None and "::" not in self.url and split_protocol(self.url)[0] is None:
+        chain = _chain(self.url)
+        object.__setattr__(self, "chained", len(chain) > 1)
+        object.__setattr__(self, "in_process", not self.chained and chain[0].protocol in _IN_PROCESS)
+        if self.fs_path is None and not self.chained and chain[0].protocol is None:
             # A plain path: fsspec's local filesystem, without parsing the URL on every pass.
             object.__setattr__(self, "fs_path", (fsspec.filesystem("file"), self.url))
 
@@ -98,7 +130,7 @@ class Source:
         """
         if self.fs_path is not None:
             return self.fs_path
-        if "::" in self.url:
+        if self.chained:
             return fsspec.core.url_to_fs(self.url, skip_instance_cache=True, **self.storage_options)  # type: ignore[no-any-return]
         fs, path = fsspec.core.url_to_fs(self.url, **self.storage_options)
         object.__setattr__(self, "fs_path", (fs, path))
@@ -106,8 +138,8 @@ class Source:
 
     def match(self, fs: Any, path: str) -> Source:
         """The source for one match of this glob."""
-        written = _first(self.key)
-        resolved_root = fs._strip_protocol(_static_prefix(_first(self.url))).rstrip("/")
+        written, resolved = _chain(self.key)[0].text, _chain(self.url)[0].text
+        resolved_root = fs._strip_protocol(_static_prefix(resolved)).rstrip("/")
         if path.startswith(resolved_root):
             rel = path[len(resolved_root) :].lstrip("/")
             prefix = _static_prefix(written)
@@ -115,14 +147,10 @@ class Source:
         else:
             key = fs.unstrip_protocol(path)
         chain = self.key[len(written) :]
-        url = fs.unstrip_protocol(path) + self.url[len(_first(self.url)) :]
+        url = fs.unstrip_protocol(path) + self.url[len(resolved) :]
         return replace(
             self, key=key + chain, name=key + chain, url=url, glob=False, parent=self.key, fs_path=(fs, path)
         )
-
-
-def _first(url: str) -> str:
-    return url.split("::", 1)[0]
 
 
 def _static_prefix(pattern: str) -> str:
@@ -133,31 +161,36 @@ def _static_prefix(pattern: str) -> str:
 
 
 def resolve_url(written: str, config: Config) -> str:
-    """Expand ``${VAR}`` and ``~`` and make local parts of a (chained) URL absolute."""
-    from .config import expand_vars
+    """Expand ``${VAR}`` and ``~`` and make local parts of a (chained) URL absolute against ``base_dir``.
 
+    Local parts are plain paths, ``file://`` and ``local://`` URLs, and the
+    repository of a ``git://repo:ref@path`` URL (none given: ``base_dir``).
+    """
     parts = []
-    for part in expand_vars(written).split("::"):
-        protocol, path = split_protocol(part)
-        if protocol is None:
-            parts.append(str(config.resolve_path(part)))
-        elif protocol in _LOCAL:
-            parts.append(f"{protocol}://{config.resolve_path(path)}")
+    for part in _chain(expand_vars(written)):
+        if part.protocol is None:
+            parts.append(str(config.resolve_path(part.path)))
+        elif part.text == part.protocol:  # a bare protocol name in a chain
+            parts.append(part.text)
+        elif part.protocol in _LOCAL:
+            parts.append(f"{part.protocol}://{config.resolve_path(part.path)}")
+        elif part.protocol == "git":
+            repo, colon, rest = part.path.partition(":")
+            repo, rest = (repo, rest) if colon else ("", part.path)
+            parts.append(f"git://{config.resolve_path(repo)}:{rest}")
         else:
-            parts.append(part)
+            parts.append(part.text)
     return "::".join(parts)
 
 
 def protocol_problem(written: str) -> str | None:
     """Why the filesystem for a URL cannot be used here, or ``None``."""
-    from .config import expand_vars
-
     try:
         url = expand_vars(written)
     except ValueError:
         return None  # reported by the config's own validation
-    for part in url.split("::"):
-        protocol, _ = split_protocol(part)
+    for part in _chain(url):
+        protocol = part.protocol
         if protocol is None or protocol in _LOCAL:
             continue
         try:
@@ -176,8 +209,9 @@ def build_sources(config: Config) -> list[Source]:
     out = []
     for item in config.sources:
         url = resolve_url(item.written, config)
-        options = _options_for(url, config, item.storage_options, item.credentials)
-        redact = Redactor(options, _url_secrets(url))
+        protocols = [part.protocol or "file" for part in _chain(url)]
+        options = _options_for(protocols, config, item.storage_options, item.credentials)
+        redact = Redactor(options, url_secrets(url))
         out.append(
             Source(
                 key=redact(item.written),
@@ -194,26 +228,47 @@ def build_sources(config: Config) -> list[Source]:
     return out
 
 
-def _options_for(url: str, config: Config, own: Mapping[str, Any], credentials: str | None) -> dict[str, Any]:
-    """Storage options for fsspec: the first protocol's flat, chained ones nested by protocol."""
-    protocols = [split_protocol(part)[0] or "file" for part in url.split("::")]
-    first, rest = protocols[0], protocols[1:]
-    merged: dict[str, Any] = dict(config.storage.get(first, {}))
-    if credentials is not None:
-        merged.update(config.credentials_table.get(credentials, {}))
-    merged.update(own)
-    for protocol in rest:
-        if protocol in config.storage and protocol not in merged:
-            merged[protocol] = dict(config.storage[protocol])
-    return merged
+def _options_for(
+    protocols: Sequence[str], config: Config, own: Mapping[str, Any], credentials: str | None
+) -> dict[str, Any]:
+    """The storage options handed to fsspec for a URL whose chain has these protocols.
+
+    For a single URL they are flat: ``storage[protocol]``, then the named
+    ``credentials``, then the source's own ``storage_options``, each
+    deep-merged over the one before.
+
+    For a chained URL (``zip://a.md::s3://bucket/b.zip``) they are keyed by
+    protocol, as :func:`fsspec.core.url_to_fs` takes them. ``credentials`` and
+    the source's flat ``storage_options`` are for the innermost (last)
+    protocol, the filesystem that fetches (here ``s3``); a mapping in
+    ``storage_options`` keyed by a protocol of the chain (``{zip: {...}}``)
+    is for that protocol; and each protocol's ``storage`` entry lies under
+    what the source gives it.
+    """
+    inner = protocols[-1]
+    nested = {k: v for k, v in own.items() if k in protocols and isinstance(v, Mapping)}
+    flat = {k: v for k, v in own.items() if k not in nested}
+    named = config.credentials_table.get(credentials, {}) if credentials is not None else {}
+    merged = {
+        protocol: merge_options(
+            config.storage.get(protocol, {}),
+            *((named, flat) if protocol == inner else ()),
+            nested.get(protocol, {}),
+        )
+        for protocol in protocols
+    }
+    if len(protocols) == 1:
+        return merged[inner]
+    return {protocol: options for protocol, options in merged.items() if options}
 
 
-def _url_secrets(url: str) -> list[str]:
-    """User-info passwords in a URL (also decoded), so they are masked where a library reformats the URL."""
-    found = []
-    for part in url.split("::"):
-        match = re.match(r"^[a-zA-Z][\w+.\-]*://([^/?#]+)@", part)
-        if match:
-            userinfo = match[1]
-            found += [userinfo, *userinfo.split(":", 1)[1:]]
-    return [os.fsdecode(s) for s in found] + [unquote(s) for s in found if unquote(s) != s]
+def merge_options(*layers: Mapping[str, Any]) -> dict[str, Any]:
+    """Deep-merge mappings, a later one winning; nested mappings are copied, never shared."""
+    out: dict[str, Any] = {}
+    for layer in layers:
+        for key, value in layer.items():
+            if isinstance(value, Mapping):
+                below = out.get(key)
+                value = merge_options(below if isinstance(below, Mapping) else {}, value)
+            out[key] = value
+    return out

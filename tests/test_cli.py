@@ -433,9 +433,9 @@ def test_validate_lists_every_problem(cli: Cli, write_config: WriteConfig) -> No
     assert done.returncode == 2
     assert done.stdout == ""
     lines = done.stderr.splitlines()
-    assert lines[0] == f"memconfig: error: {path}: 4 problems"
+    assert lines[0] == f"memconfig: error: {path}: 5 problems"
     assert sorted(line.strip().split(":")[0] for line in lines[1:]) == sorted(
-        ["sources[1].bogus", "formatter.preset", "formatter.template", "loader.on_decode_error"]
+        ["sources[1].bogus", "sources[2]", "formatter.preset", "formatter.template", "loader.on_decode_error"]
     )
 
 

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memconfig import Config, ConfigError, MemconfigError, Problem, load_config
-from memconfig.config import expand_vars
+from memconfig.interpolation import expand_vars
 from memconfig.presets import PRESETS
 
 WriteConfig = Callable[..., Path]
@@ -193,6 +193,7 @@ sources:
 formatter:
   preset: nope
   bogus: x
+  template_file: missing.txt
 loader:
   on_decode_error: ignore
   max_bytes: -1
@@ -213,11 +214,75 @@ appender:
             "formatter.bogus",
             "loader.on_decode_error",
             "loader.max_bytes",
+            "sources[3]",
+            "formatter.template_file",
         ]
     )
     message = error.format_message()
-    assert message.startswith(f"{path}: 7 problems\n")
+    assert message.startswith(f"{path}: 9 problems\n")
     assert all(f"\n  {p}" in message for p in error.problems)
+
+
+def test_schema_problems_do_not_hide_disk_problems(write_config: WriteConfig, tmp_path: Path) -> None:
+    """Files, protocols, credentials names and repeats are checked even when the schema or a variable fails."""
+    (tmp_path / "creds.yaml").write_text("team: {key: k}\n", encoding="utf-8")
+    path = write_config(
+        {
+            "version": 1,
+            "credentials_file": "creds.yaml",
+            "sources": ["a.md", "zzz://x/a.md", "a.md", {"url": "memory://c.md", "credentials": "ops"}],
+            "loader": {"max_bytes": -1},
+            "formatter": {"template_file": "nope.txt"},
+            "appender": {"separator": "${MEMCONFIG_TEST_UNSET_VAR}"},
+        }
+    )
+
+    error = config_error(path)
+
+    assert [str(p).split(":")[0] for p in error.problems] == [
+        "appender.separator",
+        "loader.max_bytes",
+        "sources[2]",
+        "formatter.template_file",
+        "sources[1].url",
+        "sources[3].credentials",
+    ]
+    assert f"file not found: {tmp_path / 'nope.txt'}" in str(error)
+    assert "unknown protocol 'zzz'" in str(error)
+
+
+def test_disk_checks_see_environment_overrides_when_schema_fails(
+    write_config: WriteConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a schema problem, the files checked are still those MEMCONFIG_* variables name, not the YAML's."""
+    (tmp_path / "good.txt").write_text("<m>{agent_memory}</m>", encoding="utf-8")
+    monkeypatch.setenv("MEMCONFIG_FORMATTER__TEMPLATE_FILE", "good.txt")
+    path = write_config({"version": 1, "loader": {"max_bytes": -1}, "formatter": {"template_file": "missing.txt"}})
+
+    assert [p.path for p in config_error(path).problems] == ["loader.max_bytes"]
+
+
+@pytest.mark.parametrize(
+    ("data", "path"),
+    [
+        pytest.param(
+            {"base_dir": "${MC_UNSET_DIR}", "formatter": {"template_file": "t.txt"}}, "base_dir", id="base-dir"
+        ),
+        pytest.param({"formatter": {"template_file": "${MC_UNSET_FILE}"}}, "formatter.template_file", id="template"),
+        pytest.param(
+            {"credentials_file": "${MC_UNSET_FILE}", "sources": [{"url": "memory://a", "credentials": "team"}]},
+            "credentials_file",
+            id="credentials-file",
+        ),
+    ],
+)
+def test_a_value_already_wrong_is_not_read_from_disk(
+    write_config: WriteConfig, tmp_path: Path, data: dict[str, Any], path: str
+) -> None:
+    """A path whose variable is unset is reported once, not again as a missing file."""
+    (tmp_path / "t.txt").write_text("{agent_memory}", encoding="utf-8")
+
+    assert [p.path for p in config_error(write_config({"version": 1, **data})).problems] == [path]
 
 
 @pytest.mark.parametrize(
@@ -766,6 +831,27 @@ def test_duplicate_sources_are_rejected(sources: list[Any], message: str) -> Non
     assert message in str(mapping_error({"version": 1, "sources": sources}))
 
 
+@pytest.mark.parametrize(
+    "sources",
+    [
+        pytest.param(["git://prompts:v1@AGENTS.md", "git://prompts:v2@AGENTS.md"], id="git-refs"),
+        pytest.param(
+            [
+                "https://acct.blob.core.windows.net/c/a.md?sp=r&se=2030-01-01&sig=x",
+                "https://acct.blob.core.windows.net/c/a.md?sp=rl&se=2031-01-01&sig=x",
+            ],
+            id="azure-sas-fields",
+        ),
+        pytest.param(["https://h/a.md?code=one", "https://h/a.md?code=two"], id="code"),
+    ],
+)
+def test_sources_differing_in_what_is_not_secret_are_distinct(sources: list[str]) -> None:
+    """Parts of a URL that hold no credential (a git ref, SAS expiry or permissions) keep sources apart."""
+    config = Config.from_mapping({"version": 1, "sources": sources})
+
+    assert [s.written for s in config.sources] == sources
+
+
 def test_unknown_protocol_is_a_config_error() -> None:
     """A URL whose protocol fsspec does not know is reported at the source's key path."""
     error = mapping_error({"version": 1, "sources": ["nosuchproto://bucket/a.md"]})
@@ -900,6 +986,28 @@ def test_repr_masks_every_secret(
     assert "'region': 'eu'" in repr(config)
     assert "https://***@example.com/AGENTS.md" in repr(config)
     assert "X-Amz-Signature=***&part=1" in repr(config)
+
+
+def test_repr_masks_secrets_under_keys_that_do_not_look_secret() -> None:
+    """repr() masks passwords in URL-valued options, cookie headers and query tokens outside the usual names."""
+    config = Config.from_mapping(
+        {
+            "version": 1,
+            "storage": {"s3": {"endpoint_url": f"https://minio:{SECRETS[2]}@minio.local:9000"}},
+            "sources": [
+                {
+                    "url": "https://h/a.md",
+                    "storage_options": {"client_kwargs": {"headers": {"Cookie": f"session={SECRETS[1]}"}}},
+                },
+                f"https://h/b.md?private_token={SECRETS[3]}",
+            ],
+        }
+    )
+
+    for text in (repr(config), repr(config.sources)):
+        assert not any(secret in text for secret in SECRETS), text
+    assert "'endpoint_url': 'https://***@minio.local:9000'" in repr(config)
+    assert "'Cookie': '***'" in repr(config)
 
 
 @pytest.mark.parametrize(

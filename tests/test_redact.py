@@ -1,0 +1,166 @@
+"""Masking secrets: URL user-info, secret query parameters, storage options, and free text from libraries."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memconfig.redact import MASK, Redactor, is_secret_key, redact_options, redact_url, url_secrets
+
+SECRET = "S3CRET-value"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, id=name)
+        for name in (
+            "auth_token",
+            "private_token",
+            "access_key",
+            "api-key",
+            "apikey",
+            "jwt",
+            "session",
+            "sig",
+            "token",
+            "password",
+            "client_secret",
+            "X-Amz-Signature",
+            "x-amz-signature",
+            "X-Amz-Credential",
+            "X-Amz-Security-Token",
+            "Signature",
+            "AWSAccessKeyId",
+            "GoogleAccessId",
+            "X-Goog-Signature",
+        )
+    ],
+)
+def test_secret_query_parameters_are_masked(name: str) -> None:
+    """A query parameter whose name contains a secret part, or is a well-known signed-URL field, is masked."""
+    assert redact_url(f"https://h/a.md?part=1&{name}={SECRET}") == f"https://h/a.md?part=1&{name}={MASK}"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, id=name)
+        for name in ("se", "sp", "sv", "sr", "st", "spr", "code", "part", "Policy", "X-Amz-Date")
+    ],
+)
+def test_harmless_query_parameters_are_kept(name: str) -> None:
+    """Azure SAS fields other than ``sig``, ``code`` and other plain parameters are shown as written."""
+    url = f"https://h/a.md?{name}=2030-01-01&x=1"
+
+    assert redact_url(url) == url
+
+
+FRAGMENTS = (
+    "x",
+    "id",
+    "-",
+    "_",
+    "se",
+    "date",
+    "Token",
+    "key",
+    "sig",
+    "auth",
+    "Session",
+    "pass",
+    "anon",
+    "GoogleAccessId",
+)
+
+
+@given(st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=3).map("".join))
+def test_query_rule_and_option_rule_agree(name: str) -> None:
+    """A query parameter is masked exactly when the same name as a storage option would be."""
+    masked = redact_url(f"https://h/a.md?{name}={SECRET}") != f"https://h/a.md?{name}={SECRET}"
+
+    assert masked is is_secret_key(name)
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        pytest.param("git://prompts:v1@AGENTS.md", "git://prompts:v1@AGENTS.md", id="git-ref"),
+        pytest.param("zip://a.md::git://repo:main@b.zip", "zip://a.md::git://repo:main@b.zip", id="chained-git"),
+        pytest.param("https://u:pw@h/a.md", f"https://{MASK}@h/a.md", id="https"),
+        pytest.param("git+https://u:pw@h/r.git", f"git+https://{MASK}@h/r.git", id="git-over-https"),
+    ],
+)
+def test_git_urls_carry_no_user_info(url: str, expected: str) -> None:
+    """``git://repo:ref@path`` names a repository and a ref, so it is not masked as user-info."""
+    assert redact_url(url) == expected
+
+
+def test_url_secrets_finds_what_redact_url_masks() -> None:
+    """url_secrets gives user-info, its password (also decoded) and secret query values; none for git refs."""
+    found = url_secrets("zip://a::https://reader:p%40ss@h/b.zip?token=T0KEN&part=1 git://repo:v1@c.md")
+
+    assert set(found) == {"reader:p%40ss", "p%40ss", "reader:p@ss", "p@ss", "T0KEN"}
+
+
+def test_redact_options_masks_secrets_under_any_key() -> None:
+    """Values under secret names are masked whole, and every other string as a URL, nested ones too."""
+    options = {
+        "endpoint_url": "https://minio:PW_IN_ENDPOINT@minio.local:9000",
+        "client_kwargs": {
+            "headers": {"Cookie": "session=COOKIE_SECRET", "X-Session": "SESSION_ID", "Accept": "text/plain"},
+            "region_name": "eu-west-1",
+        },
+        "mirrors": ["https://h/a.md?private_token=QTOKEN"],
+        "anon": False,
+    }
+
+    assert redact_options(options) == {
+        "endpoint_url": f"https://{MASK}@minio.local:9000",
+        "client_kwargs": {
+            "headers": {"Cookie": MASK, "X-Session": MASK, "Accept": "text/plain"},
+            "region_name": "eu-west-1",
+        },
+        "mirrors": [f"https://h/a.md?private_token={MASK}"],
+        "anon": False,
+    }
+
+
+@pytest.mark.parametrize(
+    ("options", "message", "secret"),
+    [
+        pytest.param(
+            {"endpoint_url": "https://minio:PW_IN_ENDPOINT@minio.local"},
+            "login as minio with PW_IN_ENDPOINT refused",
+            "PW_IN_ENDPOINT",
+            id="user-info-password",
+        ),
+        pytest.param(
+            {"client_kwargs": {"base_url": "https://h/?auth_token=QTOKEN1"}},
+            "bad token QTOKEN1",
+            "QTOKEN1",
+            id="query-token",
+        ),
+        pytest.param(
+            {"client_kwargs": {"headers": {"Cookie": "session=COOKIE_SECRET"}}},
+            "sent Cookie: session=COOKIE_SECRET",
+            "session=COOKIE_SECRET",
+            id="cookie-header",
+        ),
+    ],
+)
+def test_redactor_masks_secrets_found_inside_option_values(
+    options: dict[str, object], message: str, secret: str
+) -> None:
+    """Free text (a library's error message) loses secrets that sat inside non-secret-looking options."""
+    assert secret not in Redactor(options)(message)
+    assert MASK in Redactor(options)(message)
+
+
+def test_redactor_leaves_short_values_alone() -> None:
+    """Values shorter than four characters are not masked in free text, where they would hit ordinary words."""
+    redact = Redactor({"token": "abc"}, ["xy"])
+
+    assert redact("abc xy") == "abc xy"
+    assert repr(redact) == "Redactor(0 secrets)"
