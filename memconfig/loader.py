@@ -69,6 +69,8 @@ _S3_TRANSIENT = frozenset(
         "504",
     }
 )
+# A body that ended before its length (aiohttp, botocore, urllib3): the connection broke mid-read.
+_CUT_SHORT = frozenset({"ClientPayloadError", "ResponseStreamingError", "IncompleteRead"})
 # Fingerprint fields of fsspec info() dicts, strongest first.
 _VALIDATORS = ("ETag", "etag", "Content-MD5", "Digest", "hex", "md5", "checksum", "crc", "CRC")
 _TIMES = ("mtime", "LastModified", "Last-Modified", "last_modified", "updated", "created", "date_time")
@@ -241,7 +243,7 @@ class FsspecLoader:
             fs, path = await self._retrying(source, lambda: self._in_thread(source.open_fs))
             if source.glob:
                 fs.invalidate_cache()  # a listing cached on an earlier pass would hide new files
-                if fs.async_impl and not fs.asynchronous and _is_single(source):
+                if fs.async_impl and not fs.asynchronous and not source.chained:
                     listing = await self._retrying(source, lambda: fs._glob(path, detail=True))
                 else:
                     listing = await self._retrying(source, lambda: self._in_thread(fs.glob, path, detail=True))
@@ -255,7 +257,7 @@ class FsspecLoader:
             return [self._failure(source, exc, started, is_dir)]
 
     async def _read_one(self, request: LoadRequest, fs: Any, path: str, started: float) -> LoadResult:
-        native = fs.async_impl and _is_single(request.source)
+        native = fs.async_impl and not request.source.chained
 
         async def info() -> str | None:
             try:
@@ -353,45 +355,48 @@ class FsspecLoader:
 
 
 async def _read_async(fs: Any, path: str, limit: int) -> bytes:
-    """Read at most *limit* bytes of *path* on an async filesystem, through a streamed file.
+    """Read at most *limit* bytes of *path* on an async filesystem, as a stream.
 
     A byte range would not do: for an empty object it is "not satisfiable"
     (HTTP 416, S3 InvalidRange), and a server that ignores ``Range`` sends the
     whole body, which ``_cat_file`` reads whole. A stream stops after *limit*.
     """
-    options = _stream_options(fs)
-    try:
-        stream = None if options is None else await fs.open_async(path, "rb", **options)
-    except NotImplementedError:
-        stream = None
+    if _is_http(fs):
+        # The GET that fsspec's _cat_file makes, without the Range. (Its open_async drops the
+        # filesystem's request options, such as headers, and asks for the size with a HEAD first.)
+        session = await fs.set_session()
+        async with session.get(fs.encode_url(path), **fs.kwargs) as response:
+            fs._raise_not_found_for_status(response, path)  # 404 → FileNotFoundError, as _cat_file
+            return await _read_upto(response.content.read, limit)  # cut short, the connection is closed
+    if getattr(fs, "version_aware", False) and fs.split_path(path)[-1]:
+        stream = None  # s3fs's streamed file would read the latest version, not the one pinned in the path
+    else:
+        try:
+            stream = await fs.open_async(path, "rb")
+        except NotImplementedError:
+            stream = None
     if stream is None:
         return bytes(await fs._cat_file(path, start=0, end=limit))
-    chunks: list[bytes] = []
-    got = 0
     try:
-        while got < limit:
-            chunk = await stream.read(limit - got)  # what has arrived, up to that many
-            if not chunk:
-                break
-            chunks.append(chunk)
-            got += len(chunk)
+        return await _read_upto(stream.read, limit)
     finally:
         await stream.close()
         body = getattr(stream, "r", None)  # s3fs's close() leaves the response open: end it if cut short
         if body is not None:
             body.close()
+
+
+async def _read_upto(read: Callable[[int], Awaitable[bytes]], limit: int) -> bytes:
+    """Read from a stream until its end or *limit* bytes; each ``read(n)`` gives what has arrived, up to n."""
+    chunks: list[bytes] = []
+    got = 0
+    while got < limit:
+        chunk = await read(limit - got)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-
-
-def _stream_options(fs: Any) -> dict[str, Any] | None:
-    """What ``open_async`` needs to read what ``_cat_file`` would; ``None`` where it cannot."""
-    if _is_http(fs):
-        # fsspec's HTTP open_async drops the filesystem's request options (headers…) and,
-        # unless told a size, asks for it with a HEAD first; the stream itself never uses the size.
-        return {**fs.kwargs, "size": 0}
-    if getattr(fs, "version_aware", False):
-        return None  # s3fs's streamed file ignores a ?versionId= in the path
-    return {}
 
 
 def _read_fd(fd: int, want: int, limit: int) -> bytes:
@@ -433,10 +438,6 @@ def _is_directory(source: Source, exc: BaseException) -> bool:
 def _is_http(fs: Any) -> bool:
     protocols = (fs.protocol,) if isinstance(fs.protocol, str) else fs.protocol
     return bool({"http", "https"} & set(protocols))
-
-
-def _is_single(source: Source) -> bool:
-    return "::" not in source.url
 
 
 def _child(request: LoadRequest, fs: Any, path: str) -> LoadRequest:
@@ -490,7 +491,7 @@ def _classify(exc: BaseException) -> tuple[str, str, bool]:
     if isinstance(exc, PermissionError):
         return "permission_denied", "permission denied", False
     name = type(exc).__name__
-    if isinstance(exc, ConnectionError) or "Connect" in name or "ServerDisconnected" in name:
+    if isinstance(exc, ConnectionError) or "Connect" in name or "ServerDisconnected" in name or name in _CUT_SHORT:
         return "remote_error", f"{name}: {exc}", True
     if isinstance(exc, OSError) and exc.errno in _TRANSIENT_ERRNOS:
         return "remote_error", f"{name}: {exc.strerror or exc}", True

@@ -42,16 +42,20 @@ class WebServer:
     and :meth:`delay`; any other path answers 404. :attr:`hits` counts requests
     per path, :attr:`methods` per method and path; :attr:`auth` records each
     request's ``Authorization`` header; :attr:`peak` is the most requests
-    ever in progress at once.
+    ever in progress at once; :attr:`sent` counts the body bytes written for
+    paths served without ``Range`` support.
     """
 
     def __init__(self) -> None:
         self.files: dict[str, bytes] = {}
         self.headers: dict[str, dict[str, str]] = {}
+        self.whole: set[str] = set()  # paths that ignore Range and stream the whole body
         self.failures: dict[str, _Failure] = {}
         self.delays: dict[str, float] = {}
+        self.cuts: dict[str, list[int]] = {}  # path: [bytes sent before hanging up, times left]
         self.hits: Counter[str] = Counter()
         self.methods: Counter[tuple[str, str]] = Counter()
+        self.sent: Counter[str] = Counter()
         self.auth: list[str | None] = []
         self.peak = 0  # the most requests ever in progress at once
         self.port = 0
@@ -71,10 +75,26 @@ class WebServer:
         return f"http://{HOST}:{self.port}/{path}"
 
     def serve(
-        self, path: str, body: bytes | str, *, etag: str | None = None, last_modified: float | None = None
+        self,
+        path: str,
+        body: bytes | str,
+        *,
+        etag: str | None = None,
+        last_modified: float | None = None,
+        ranges: bool = True,
     ) -> str:
-        """Serve *body* at *path* (Range requests honoured); returns its URL."""
+        """Serve *body* at *path*; returns its URL.
+
+        Range requests are honoured as nginx does (416 for a range past the end,
+        so for any range of an empty body) unless *ranges* is false: then the whole
+        body is streamed in chunks whatever was asked, as by servers that ignore
+        ``Range``, and :attr:`sent` counts what was written before the client hung up.
+        """
         self.files[path] = body.encode() if isinstance(body, str) else body
+        if ranges:
+            self.whole.discard(path)
+        else:
+            self.whole.add(path)
         extra = {}
         if etag is not None:
             extra["ETag"] = f'"{etag}"'
@@ -88,6 +108,11 @@ class WebServer:
         self.failures[path] = _Failure(status, times, {k.replace("_", "-"): v for k, v in headers.items()})
         return self.url(path)
 
+    def cut(self, path: str, after: int, times: int = 1) -> str:
+        """Hang up on the first *times* requests for *path* after *after* bytes of its body, then serve it."""
+        self.cuts[path] = [after, times]
+        return self.url(path)
+
     def delay(self, path: str, seconds: float) -> str:
         """Wait *seconds* before answering *path* (cut short when the server stops)."""
         self.delays[path] = seconds
@@ -99,20 +124,31 @@ class WebServer:
             asyncio.run_coroutine_threadsafe(self._settle(), self._loop).result(10)
         self.files.clear()
         self.headers.clear()
+        self.whole.clear()
+        self.sent.clear()
         self.failures.clear()
         self.delays.clear()
+        self.cuts.clear()
         self.hits.clear()
         self.methods.clear()
         self.auth.clear()
         self.peak = 0
 
+    def wait_idle(self, timeout: float = 10) -> None:
+        """Wait until no request is in progress (a handler may outlive its client)."""
+        assert self._loop is not None
+        asyncio.run_coroutine_threadsafe(asyncio.wait_for(self._idle(), timeout), self._loop).result()
+
     # -- the application -----------------------------------------------------
+
+    async def _idle(self) -> None:
+        while self._active:
+            await asyncio.sleep(0.005)
 
     async def _settle(self) -> None:
         assert self._release is not None
         self._release.set()
-        while self._active:
-            await asyncio.sleep(0.005)
+        await self._idle()
         self._release = asyncio.Event()
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
@@ -140,13 +176,44 @@ class WebServer:
         body = self.files.get(path)
         if body is None:
             return web.Response(status=404, text="not here")
+        cut = self.cuts.get(path)
+        if cut is not None and cut[1] > 0:
+            cut[1] -= 1
+            return await self._stream(request, path, body, upto=cut[0])
+        if path in self.whole:
+            return await self._stream(request, path, body)
         headers = {"Accept-Ranges": "bytes", **self.headers.get(path, {})}
         wanted = request.http_range
         if request.headers.get("Range") and (wanted.start is not None or wanted.stop is not None):
             start, stop, _ = wanted.indices(len(body))
-            headers["Content-Range"] = f"bytes {start}-{max(stop - 1, start)}/{len(body)}"
+            if start >= len(body):
+                return web.Response(status=416, headers={"Content-Range": f"bytes */{len(body)}"})
+            headers["Content-Range"] = f"bytes {start}-{stop - 1}/{len(body)}"
             return web.Response(status=206, body=body[start:stop], headers=headers)
-        return web.Response(body=body, headers=headers)
+        # aiohttp leaves Content-Length out of a HEAD answer for an empty body; servers such as nginx send it.
+        return web.Response(body=body, headers={**headers, "Content-Length": str(len(body))})
+
+    async def _stream(
+        self, request: web.Request, path: str, body: bytes, upto: int | None = None
+    ) -> web.StreamResponse:
+        """Write *body* in chunks, counting them in :attr:`sent`; hang up after *upto* bytes if given."""
+        response = web.StreamResponse(headers=self.headers.get(path, {}))
+        response.content_length = len(body)
+        await response.prepare(request)
+        if request.method == "HEAD":
+            return response
+        end = len(body) if upto is None else upto
+        with contextlib.suppress(ConnectionError):  # the client hung up: stop writing
+            for start in range(0, end, 1 << 16):
+                chunk = body[start : min(start + (1 << 16), end)]
+                await response.write(chunk)
+                self.sent[path] += len(chunk)
+            if upto is not None:
+                assert request.transport is not None
+                request.transport.close()  # the body ends before its Content-Length
+                return response
+            await response.write_eof()
+        return response
 
     # -- lifecycle -------------------------------------------------------------
 

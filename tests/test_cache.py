@@ -545,3 +545,24 @@ def test_sync_render_inside_an_event_loop_does_not_wait_on_that_loop(tmp_path: P
         return blocking, await task
 
     assert asyncio.run(asyncio.wait_for(main(), 10)) == ("alpha", "alpha")
+
+
+def test_unchanged_turn_reads_nothing_even_with_a_skipped_file(tmp_path: Path) -> None:
+    """Under `revalidate`, an empty file that stays as it is is not read again turn after turn."""
+    _write(tmp_path / "a.md", "alpha")
+    _write(tmp_path / "template.md", "  \n\n")
+    pipeline = _pipeline(tmp_path, ["a.md", "template.md", "missing.md"])
+    counting = CountingLoader(pipeline.loader)
+    calls: list[int] = []
+    inner_load = counting.load
+    counting.load = lambda requests: (calls.append(len(requests)), inner_load(requests))[1]  # type: ignore[method-assign]
+    pipeline.loader = counting
+    state: dict[str, Any] = {}
+    pipeline.render(state=state)
+    calls.clear()
+    with capture_logs() as logs:
+        assert pipeline.render(state=state) == "alpha"
+    assert calls == []
+    assert [e["event"] for e in logs] == ["prompt_built"]
+    _write(tmp_path / "template.md", "now filled in")
+    assert pipeline.render(state=state) == "alpha\n\nnow filled in"

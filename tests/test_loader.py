@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from memconfig import FsspecLoader, LoadRequest, Source
+from memconfig import FsspecLoader, LoadRequest, Source, TemplateFormatter
+from memconfig.loader import local_fingerprint
 
 
 def _source(url: str, key: str | None = None, **kwargs: Any) -> Source:
@@ -44,8 +46,6 @@ def test_local_and_memory_files_load_in_request_order(tmp_path: Path, memfs: Any
 def test_unreadable_files_are_skipped_with_a_reason(tmp_path: Path, setup: Any, reason: str) -> None:
     """Every file that cannot go in becomes a skip with a reason, never an exception."""
     setup(tmp_path)
-    from memconfig import TemplateFormatter
-
     [result] = FsspecLoader(max_bytes=100, is_blank=TemplateFormatter().is_blank).load(
         [LoadRequest(_source(str(tmp_path / "x.md")))]
     )
@@ -95,6 +95,27 @@ def test_unchanged_fingerprint_is_not_read_again(tmp_path: Path) -> None:
     path.write_text("v2 longer", encoding="utf-8")
     [changed] = loader.load([LoadRequest(_source(str(path)), first.fingerprint, first.sha256)])
     assert (changed.status, changed.content) == ("loaded", "v2 longer")
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        pytest.param(b"x" * 101, "too_large", id="too-large"),
+        pytest.param(b"\xff\xfeoops", "decode_error", id="not-utf8"),
+        pytest.param(b"<!-- c -->\n", "empty", id="comment-only"),
+        pytest.param(b"", "empty", id="empty-file"),
+    ],
+)
+def test_file_skipped_for_its_content_keeps_its_fingerprint(tmp_path: Path, body: bytes, reason: str) -> None:
+    """A file skipped for what it holds carries its fingerprint, so asking again unchanged reads nothing."""
+    path = tmp_path / "x.md"
+    path.write_bytes(body)
+    loader = FsspecLoader(max_bytes=100, is_blank=TemplateFormatter().is_blank)
+    [skipped] = loader.load([LoadRequest(_source(str(path)))])
+    assert (skipped.status, skipped.reason) == ("skipped", reason)
+    assert skipped.fingerprint == local_fingerprint(os.stat(path))
+    [again] = loader.load([LoadRequest(_source(str(path)), skipped.fingerprint)])
+    assert again.status == "unchanged"
 
 
 def test_same_bytes_with_new_fingerprint_are_unchanged(memfs: Any) -> None:

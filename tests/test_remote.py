@@ -20,6 +20,7 @@ import sys
 import time
 import zipfile
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ import pytest
 import structlog
 from servers import S3Server, WebServer
 
-from memconfig import ConfigError, Pipeline, SourceError, load_config
+from memconfig import ConfigError, FsspecLoader, LoadRequest, Pipeline, Source, SourceError, load_config
 from memconfig.cli import main
 from memconfig.sources import build_sources
 
@@ -294,6 +295,23 @@ def test_transient_http_failure_is_retried_then_loaded(
     assert not events(logs, "source_skipped")
 
 
+@pytest.mark.parametrize(
+    ("times", "hits"),
+    [pytest.param(1, 2, id="cut-once-retried-then-loaded"), pytest.param(3, 3, id="cut-every-time")],
+)
+def test_body_cut_short_is_transient(web: WebServer, logs: list[dict[str, Any]], times: int, hits: int) -> None:
+    """A body that ends before its Content-Length is a transient ``remote_error``: retried (retries: 2)."""
+    url = web.serve("cut.md", "whole text " * 100)
+    web.cut("cut.md", after=100, times=times)
+    prompt = render([url])
+    loaded = times <= FAST["retries"]
+    assert web.hits["cut.md"] == hits
+    assert ("whole text" in prompt) is loaded
+    if not loaded:
+        event = one(logs, "source_skipped", url)
+        assert (event["reason"], "ClientPayloadError" in event["detail"]) == ("remote_error", True)
+
+
 def test_per_source_retries_override_the_default(web: WebServer, logs: list[dict[str, Any]]) -> None:
     """A source's own ``retries: 0`` makes one attempt even where the loader default would retry."""
     url = web.fail("down.md", 503)
@@ -403,6 +421,27 @@ def test_loader_concurrency_caps_requests_in_flight(web: WebServer, concurrency:
     prompt = render(urls, loader={"concurrency": concurrency})
     assert all(f"capped {i}" in prompt for i in range(5))
     assert web.peak == concurrency
+
+
+@pytest.mark.parametrize("how", [pytest.param("threads", id="threads"), pytest.param("tasks", id="tasks")])
+def test_loader_concurrency_caps_requests_across_concurrent_passes(web: WebServer, how: str) -> None:
+    """``loader.concurrency`` caps requests in flight across all passes sharing a loader, not in each pass."""
+    urls = [web.serve(f"pass{i}.md", f"pass {i}") for i in range(8)]
+    for i in range(8):
+        web.delay(f"pass{i}.md", 0.02)
+    loader = FsspecLoader(concurrency=1)
+    passes = [[LoadRequest(Source(key=u, name=u, url=u)) for u in urls[i : i + 2]] for i in range(0, 8, 2)]
+    if how == "threads":
+        with ThreadPoolExecutor(len(passes)) as pool:
+            done = list(pool.map(loader.load, passes))
+    else:
+
+        async def run() -> list[list[Any]]:
+            return list(await asyncio.gather(*(loader.aload(p) for p in passes)))
+
+        done = asyncio.run(run())
+    assert [r.content for results in done for r in results] == [f"pass {i}" for i in range(8)]
+    assert web.peak == 1
 
 
 @pytest.mark.parametrize(
@@ -517,6 +556,118 @@ def test_s3_failure_is_skipped_with_reason(
     assert code in event["detail"]
     assert "good object" in prompt
     assert "bad object" not in prompt
+
+
+# -- what a read brings back: empty, too large, at most max_bytes + 1 -------------
+
+
+@pytest.fixture(params=[pytest.param("http", id="http"), pytest.param("s3", id="s3")])
+def remote(request: pytest.FixtureRequest) -> Callable[..., tuple[str, dict[str, Any]]]:
+    """Put a file on the HTTP server (Range honoured, as nginx) or in a bucket; gives its URL and config extras."""
+
+    def put(name: str, body: str | bytes, **headers: Any) -> tuple[str, dict[str, Any]]:
+        if request.param == "http":
+            return request.getfixturevalue("web").serve(name, body, **headers), {}
+        bucket: Bucket = request.getfixturevalue("bucket")
+        return bucket.put(name, body), {"storage": bucket.storage()}
+
+    return put
+
+
+def test_empty_remote_file_is_skipped_as_empty(
+    remote: Callable[..., tuple[str, dict[str, Any]]], logs: list[dict[str, Any]]
+) -> None:
+    """A 0-byte remote file is ``empty``, not the ``remote_error`` a byte range of it gets (HTTP 416, InvalidRange)."""
+    url, extra = remote("empty.md", b"")
+    assert "(No memory loaded)" in render([{"url": url, "retries": 0}], **extra)
+    event = one(logs, "source_skipped", url)
+    assert event["reason"] == "empty"
+
+
+def test_emptied_remote_file_leaves_the_prompt(
+    remote: Callable[..., tuple[str, dict[str, Any]]], logs: list[dict[str, Any]]
+) -> None:
+    """Under ``revalidate``, a remote file emptied between renders leaves the prompt as ``empty``, not as stale."""
+    url, extra = remote("emptied.md", "old rules")
+    config = {"version": 1, "sources": [url], "loader": FAST, "cache": {"policy": "revalidate"}, **extra}
+    pipeline = Pipeline.from_config(config)
+    state: dict[str, Any] = {}
+    assert "old rules" in pipeline.render(state=state)
+    remote("emptied.md", b"")
+    assert "old rules" not in pipeline.render(state=state)
+    assert one(logs, "source_skipped", url)["reason"] == "empty"
+    assert not events(logs, "source_stale")
+
+
+def test_remote_file_over_max_bytes_is_too_large(
+    remote: Callable[..., tuple[str, dict[str, Any]]], logs: list[dict[str, Any]]
+) -> None:
+    """A remote file one byte over ``loader.max_bytes`` is ``too_large``; one exactly at it loads."""
+    over, extra = remote("over.md", "x" * 1001)
+    at, _ = remote("at.md", "y" * 1000)
+    prompt = render([over, at], loader={"max_bytes": 1000}, **extra)
+    assert one(logs, "source_skipped", over)["reason"] == "too_large"
+    assert one(logs, "source_loaded", at)["bytes"] == 1000
+    assert "y" * 1000 in prompt
+
+
+def test_server_ignoring_range_sends_no_more_than_is_read(web: WebServer, logs: list[dict[str, Any]]) -> None:
+    """Against a server that sends whole bodies whatever the Range, the read stops after max_bytes + 1 bytes."""
+    body = b"x" * (64 << 20)
+    big = web.serve("huge.md", body, ranges=False)
+    small = web.serve("small.md", "small and whole", ranges=False)
+    prompt = render([big, small], loader={"max_bytes": 1024})
+    assert one(logs, "source_skipped", big)["reason"] == "too_large"
+    assert "small and whole" in prompt
+    web.wait_idle()
+    assert web.sent["huge.md"] < len(body) // 4  # the client hung up; reading it all would take every byte
+    assert web.sent["small.md"] == len("small and whole")
+
+
+def test_http_storage_options_headers_reach_the_server(web: WebServer) -> None:
+    """Request headers in an HTTP source's ``storage_options`` are sent with the read."""
+    url = web.serve("headers.md", "with headers")
+    source = {"url": url, "storage_options": {"headers": {"Authorization": "Bearer team-token"}}}
+    assert "with headers" in render([source])
+    assert web.auth == ["Bearer team-token"]
+
+
+def test_s3_pinned_object_version_is_read(bucket: Bucket, logs: list[dict[str, Any]]) -> None:
+    """With ``version_aware``, ``?versionId=`` reads that version, not the latest; an empty object is still empty."""
+    client = bucket.server.client()
+    client.put_bucket_versioning(Bucket=bucket.name, VersioningConfiguration={"Status": "Enabled"})
+    first = client.put_object(Bucket=bucket.name, Key="AGENTS.md", Body=b"version one")["VersionId"]
+    latest = bucket.put("AGENTS.md", "version two")
+    pinned = f"{latest}?versionId={first}"
+    empty = bucket.put("empty.md", b"")
+    storage = {"s3": bucket.server.options(version_aware=True)}
+    prompt = render([pinned, latest, empty], storage=storage)
+    assert f"{pinned}\n\nversion one" in prompt
+    assert f"{latest}\n\nversion two" in prompt
+    assert one(logs, "source_skipped", empty)["reason"] == "empty"
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        pytest.param("x" * 101, "too_large", id="too-large"),
+        pytest.param(b"\xff\xfeoops", "decode_error", id="not-utf8"),
+        pytest.param(b"", "empty", id="empty"),
+    ],
+)
+def test_remote_file_skipped_for_its_content_keeps_its_fingerprint(
+    web: WebServer, body: str | bytes, reason: str
+) -> None:
+    """A remote file skipped for what it holds carries its ETag fingerprint; asking again unchanged costs no GET."""
+    url = web.serve("skip.md", body, etag="v1")
+    source = Source(key=url, name=url, url=url, retries=0)
+    loader = FsspecLoader(max_bytes=100, fingerprints=True)
+    [skipped] = loader.load([LoadRequest(source)])
+    assert (skipped.status, skipped.reason, skipped.fingerprint) == ("skipped", reason, 'ETag:"v1"')
+    web.methods.clear()
+    [again] = loader.load([LoadRequest(source, skipped.fingerprint)])
+    assert again.status == "unchanged"
+    assert (web.methods["HEAD", "skip.md"], web.methods["GET", "skip.md"]) == (1, 0)
 
 
 # -- globs ---------------------------------------------------------------------
