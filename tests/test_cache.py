@@ -56,6 +56,21 @@ class CountingLoader:
         return self._count(await self.inner.aload(requests))
 
 
+class SlowAsyncLoader:
+    """A loader stage whose async reads take *delay* seconds longer, as a slow remote source's would."""
+
+    def __init__(self, inner: Loader, delay: float) -> None:
+        self.inner = inner
+        self.delay = delay
+
+    def load(self, requests: Sequence[LoadRequest]) -> list[LoadResult]:
+        return self.inner.load(requests)
+
+    async def aload(self, requests: Sequence[LoadRequest]) -> list[LoadResult]:
+        await asyncio.sleep(self.delay)
+        return await self.inner.aload(requests)
+
+
 def test_once_reads_a_source_once_per_state(tmp_path: Path) -> None:
     """Under `once` an edit is not seen by a state that already loaded, but a new state sees it."""
     _write(tmp_path / "a.md", "v1")
@@ -497,17 +512,7 @@ def test_cancelled_render_does_not_fail_the_renders_sharing_its_read(tmp_path: P
     """Cancelling the task that reads a source leaves the tasks waiting for that read to finish on their own."""
     _write(tmp_path / "a.md", "alpha")
     pipeline = _pipeline(tmp_path, ["a.md"])
-    real = pipeline.loader
-
-    class SlowLoader:
-        def load(self, requests: Sequence[LoadRequest]) -> list[LoadResult]:
-            return real.load(requests)
-
-        async def aload(self, requests: Sequence[LoadRequest]) -> list[LoadResult]:
-            await asyncio.sleep(0.3)  # a slow remote source
-            return await real.aload(requests)
-
-    pipeline.loader = SlowLoader()
+    pipeline.loader = SlowAsyncLoader(pipeline.loader, 0.3)
 
     async def main() -> str:
         reader = asyncio.create_task(pipeline.arender(state={}))
@@ -526,17 +531,7 @@ def test_sync_render_inside_an_event_loop_does_not_wait_on_that_loop(tmp_path: P
     """A blocking render called from async code while a task of the same loop reads the source still returns."""
     _write(tmp_path / "a.md", "alpha")
     pipeline = _pipeline(tmp_path, ["a.md"])
-    real = pipeline.loader
-
-    class SlowLoader:
-        def load(self, requests: Sequence[LoadRequest]) -> list[LoadResult]:
-            return real.load(requests)
-
-        async def aload(self, requests: Sequence[LoadRequest]) -> list[LoadResult]:
-            await asyncio.sleep(0.2)
-            return await real.aload(requests)
-
-    pipeline.loader = SlowLoader()
+    pipeline.loader = SlowAsyncLoader(pipeline.loader, 0.2)
 
     async def main() -> tuple[str, str]:
         task = asyncio.create_task(pipeline.arender(state={}))
