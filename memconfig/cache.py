@@ -30,6 +30,7 @@ import os
 import stat
 import threading
 import time
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from concurrent.futures import Future
@@ -50,8 +51,13 @@ _META_VERSION = 1
 _SNAPSHOT_MEMO = 64
 
 Meta = dict[str, Any]
-MetaEntry = dict[str, Any]  # {"source", "name", "sha256", "fingerprint", "bytes", "glob", "stale", "read_at"}
-OutRecord = dict[str, Any]  # {"reason", "fingerprint", "since"}: a source left out of the prompt
+MetaEntry = dict[str, Any]  # {"source", "name", "url", "sha256", "fingerprint", "bytes", "glob", "stale", "read"}
+OutRecord = dict[str, Any]  # {"reason", "fingerprint", "glob", "fatal", "since"}: a source left out of the prompt
+Stamp = list[Any]  # [process, monotonic time] of the pass that read a version or took a source out
+
+#: This process, in stamps: passes are ordered only against passes of the same process
+#: (a wall clock from another host, or from before a clock step, would order them wrongly).
+_PROCESS = uuid.uuid4().hex
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +68,7 @@ class _Known:
     sha256: str
     content: str
     bytes: int
-    read_at: float  # when the pass that read it began
+    read: Stamp  # the pass that read it
 
 
 @dataclass(slots=True)
@@ -71,7 +77,7 @@ class _Pass:
 
     requests: list[LoadRequest]
     force: bool
-    started: float = field(default_factory=time.time)
+    started: float = field(default_factory=time.monotonic)
     revalidation: bool = False  # checking a state that holds contents, not filling an empty one
     basis: dict[str, _Known] = field(default_factory=dict)  # process copies the requests were made against
 
@@ -167,7 +173,10 @@ class PolicyCache:
         self._snapshots: OrderedDict[str, tuple[Entry, ...]] = OrderedDict()
         self._indexes: OrderedDict[int, tuple[list[MetaEntry], dict[str, str | None] | None]] = OrderedDict()
         # The configuration a state was made for: what is read, from where, under which name, how.
-        made_for = [reading] + [f"{s.key}\x1f{s.name}\x1f{s.url}\x1f{s.required}\x1f{s.glob}" for s in self.sources]
+        # Masked URLs: the state must not carry a hash of secrets that could be guessed offline.
+        made_for = [reading] + [
+            f"{s.key}\x1f{s.name}\x1f{s.display_url}\x1f{s.required}\x1f{s.glob}" for s in self.sources
+        ]
         self._config_digest = hashlib.sha256("\x1e".join(made_for).encode()).hexdigest()
         local = [(s.key, s.local_path) for s in self.sources]
         # When every source is a plain local file, a revalidation is a loop of os.stat calls.
@@ -176,7 +185,8 @@ class PolicyCache:
     @classmethod
     def from_config(cls, config: Config, sources: Sequence[Source]) -> PolicyCache:
         opts, loader = config.cache, config.loader
-        reading = f"{loader.encoding}\x1f{loader.on_decode_error}\x1f{loader.max_bytes}"
+        strip = config.formatter.layout(config.template_text).strip_html_comments  # decides what is empty
+        reading = f"{loader.encoding}\x1f{loader.on_decode_error}\x1f{loader.max_bytes}\x1f{strip}"
         return cls(sources, policy=opts.policy, ttl=opts.ttl, state_key=opts.state_key, reading=reading)
 
     def __repr__(self) -> str:
@@ -193,23 +203,26 @@ class PolicyCache:
         if isinstance(work, Snapshot):
             return work
         # On a thread running an event loop, waiting for a read that loop owns would never end.
-        claim = self._flights.claim(work.requests, share=not _in_event_loop())
+        share = not _in_event_loop()
         results: dict[int, list[LoadResult]] = {}
-        if claim.mine:
-            try:
-                loaded = loader.load([work.requests[i] for i in claim.mine])
-            except BaseException as exc:
-                self._flights.release(work.requests, claim, exc)
-                raise
-            results.update(self._flights.release(work.requests, claim, loaded))
-        retry = []
-        for index, future, slot in claim.theirs:
-            try:
-                results[index] = future.result()[slot]
-            except BaseException:  # the reader failed or was cancelled: read it here
-                retry.append(index)
-        if retry:
-            results.update(_group(work.requests, retry, loader.load([work.requests[i] for i in retry])))
+        todo = list(range(len(work.requests)))
+        while todo:  # again only for reads whose owner failed or was cancelled: one of us takes them over
+            requests = [work.requests[i] for i in todo]
+            claim = self._flights.claim(requests, share=share)
+            if claim.mine:
+                try:
+                    loaded = loader.load([requests[i] for i in claim.mine])
+                except BaseException as exc:
+                    self._flights.release(requests, claim, exc)
+                    raise
+                results.update({todo[i]: group for i, group in self._flights.release(requests, claim, loaded).items()})
+            retry = []
+            for i, future, slot in claim.theirs:
+                try:
+                    results[todo[i]] = future.result()[slot]
+                except BaseException:
+                    retry.append(todo[i])
+            todo = retry
         return self._merge(state, work, results)
 
     async def aresolve(self, state: MutableMapping[str, Any], loader: Loader, *, force: bool = False) -> Snapshot:
@@ -217,26 +230,28 @@ class PolicyCache:
         work = self._plan(state, force)
         if isinstance(work, Snapshot):
             return work
-        claim = self._flights.claim(work.requests)
         results: dict[int, list[LoadResult]] = {}
-        if claim.mine:
-            try:
-                loaded = await loader.aload([work.requests[i] for i in claim.mine])
-            except BaseException as exc:
-                self._flights.release(work.requests, claim, exc)
-                raise
-            results.update(self._flights.release(work.requests, claim, loaded))
-        retry = []
-        for index, future, slot in claim.theirs:
-            try:
-                # Shielded: cancelling this task must not cancel the read others wait for.
-                results[index] = (await asyncio.shield(asyncio.wrap_future(future)))[slot]
-            except BaseException:
-                if not future.done():
-                    raise  # this task itself was cancelled
-                retry.append(index)  # the reader failed or was cancelled: read it here
-        if retry:
-            results.update(_group(work.requests, retry, await loader.aload([work.requests[i] for i in retry])))
+        todo = list(range(len(work.requests)))
+        while todo:  # again only for reads whose owner failed or was cancelled: one of us takes them over
+            requests = [work.requests[i] for i in todo]
+            claim = self._flights.claim(requests)
+            if claim.mine:
+                try:
+                    loaded = await loader.aload([requests[i] for i in claim.mine])
+                except BaseException as exc:
+                    self._flights.release(requests, claim, exc)
+                    raise
+                results.update({todo[i]: group for i, group in self._flights.release(requests, claim, loaded).items()})
+            retry = []
+            for i, future, slot in claim.theirs:
+                try:
+                    # Shielded: cancelling this task must not cancel the read others wait for.
+                    results[todo[i]] = (await asyncio.shield(asyncio.wrap_future(future)))[slot]
+                except BaseException:
+                    if not future.done():
+                        raise  # this task itself was cancelled
+                    retry.append(todo[i])
+            todo = retry
         return self._merge(state, work, results)
 
     # -- planning -----------------------------------------------------------
@@ -247,6 +262,8 @@ class PolicyCache:
             meta = state.get(self.meta_key)
             if contents is not None and not isinstance(meta, dict):
                 meta = self._adopt(state, contents)
+            elif contents is not None and isinstance(meta, dict) and len(contents) != len(meta.get("entries", ())):
+                contents, meta = self._repair(state, contents, meta)
         return contents, meta or {}
 
     def _plan(self, state: MutableMapping[str, Any], force: bool) -> _Pass | Snapshot:
@@ -264,7 +281,8 @@ class PolicyCache:
             elif self._stat_paths is not None and not meta.get("pending") and self._unchanged_on_disk(meta):
                 if self.policy == "ttl":
                     with self._lock:
-                        state[self.meta_key] = meta = {**meta, "checked_at": time.time()}
+                        if state.get(self.meta_key) is meta:  # unless another render changed it meanwhile
+                            state[self.meta_key] = meta = {**meta, "checked_at": time.time()}
                 return self._snapshot(meta, contents, {"revalidated": len(self._stat_paths)})
         work = _Pass([], force, revalidation=contents is not None and current and not force)
         if force or (contents is not None and not current):  # read everything as it is now, whatever is held
@@ -272,12 +290,15 @@ class PolicyCache:
             return work
         held = contents or {}
         known = {e["source"]: e for e in meta.get("entries", ()) if e["source"] in held}
+        out: dict[str, OutRecord] = meta.get("skipped", {})
         with self._lock:
-            work.requests = [self._request(source, known, work) for source in wanted]
+            work.requests = [self._request(source, known, out, work) for source in wanted]
         return work
 
-    def _request(self, source: Source, known: Mapping[str, MetaEntry], work: _Pass) -> LoadRequest:
-        """Ask for *source*, giving the newest version held so the loader can answer "unchanged"."""
+    def _request(
+        self, source: Source, known: Mapping[str, MetaEntry], out: Mapping[str, OutRecord], work: _Pass
+    ) -> LoadRequest:
+        """Ask for *source*, giving the newest version held (or seen, if it was left out) for "unchanged"."""
 
         def version(key: str) -> tuple[str | None, str | None]:
             latest = self._latest.get(key)
@@ -286,12 +307,15 @@ class PolicyCache:
                 fingerprint, sha256 = latest.fingerprint, latest.sha256
             elif key in known:
                 fingerprint, sha256 = known[key]["fingerprint"], known[key]["sha256"]
+            elif key in out and not out[key].get("fatal"):  # a fatal one is read again, to fail again
+                fingerprint, sha256 = out[key].get("fingerprint"), None  # left out for its content
             else:
                 return None, None
             return (None if self.policy == "always" else fingerprint), sha256
 
         if source.glob:
             keys = {k for k, e in known.items() if e["glob"] == source.key}
+            keys |= {k for k, r in out.items() if r.get("glob") == source.key}
             keys |= {k for k, parent in self._parents.items() if parent == source.key}
             return LoadRequest(source, children={k: version(k) for k in keys})
         return LoadRequest(source, *version(source.key))
@@ -337,6 +361,22 @@ class PolicyCache:
                 self._indexes.popitem(last=False)
         return held[1]
 
+    def _repair(
+        self, state: MutableMapping[str, Any], contents: dict[str, str], meta: Meta
+    ) -> tuple[dict[str, str], Meta]:
+        """Contents and meta that disagree (a key deleted by hand, deepagents' way to force a reload).
+
+        What both hold stays; a source whose content is gone is read again on this render.
+        """
+        entries = [e for e in meta.get("entries", ()) if e["source"] in contents]
+        gone = {e["glob"] or e["source"] for e in meta.get("entries", ()) if e["source"] not in contents}
+        pending = list(dict.fromkeys([*meta.get("pending", ()), *(k for k in gone if k in self._by_key)]))
+        kept = {e["source"] for e in entries}
+        contents = {k: v for k, v in contents.items() if k in kept}
+        meta = {**meta, "entries": entries, "pending": pending, "digest": _digest(entries)}
+        state[self.state_key], state[self.meta_key] = contents, meta
+        return contents, meta
+
     def _adopt(self, state: MutableMapping[str, Any], contents: Mapping[str, str]) -> Meta:
         """Meta for contents written without it (by deepagents, or by hand).
 
@@ -344,11 +384,11 @@ class PolicyCache:
         the next render, so each ends up in the prompt or logged as skipped.
         """
         entries = [
-            _entry(s, _sha(contents[s.key]), None, len(contents[s.key].encode()), 0.0)
+            _entry(s, _sha(contents[s.key]), None, len(contents[s.key].encode()), [])
             for s in self.sources
             if s.key in contents
         ]
-        missing = [s.key for s in self.sources if s.key not in contents and not s.glob]
+        missing = [s.key for s in self.sources if s.key not in contents]
         meta = _meta(entries, {}, missing, self._config_digest)
         state[self.meta_key] = meta
         return meta
@@ -359,10 +399,12 @@ class PolicyCache:
         """Fold a pass's results into *state*, log what changed, and snapshot the result."""
         with self._lock:
             meta = state.get(self.meta_key) or {}
-            merge = _Merge(work, self._latest, dict(state.get(self.state_key) or {}), meta)
+            merge = _Merge(work, self._latest, dict(state.get(self.state_key) or {}), meta, self._by_key)
             for index, request in enumerate(work.requests):
                 merge.source(request.source, results.get(index, []))
             ordered = [e for s in self.sources for e in merge.by_source.get(s.key, [])]
+            # Only configured sources (and their glob matches) count as left out: not ones since removed.
+            skipped = {k: r for k, r in merge.skipped.items() if k in self._by_key or r.get("glob") in self._by_key}
             pending = [
                 s.key for s in self.sources if s.key in merge.fatal or (s.required and not merge.by_source.get(s.key))
             ]
@@ -370,17 +412,17 @@ class PolicyCache:
                 not merge.changed
                 and meta.get("sources") == self._config_digest
                 and _same(ordered, meta["entries"])
-                and merge.skipped == meta.get("skipped", {})
+                and skipped == meta.get("skipped", {})
                 and pending == meta.get("pending", [])
             )
             if unchanged:
                 if self.policy == "ttl":
-                    state[self.meta_key] = {**meta, "checked_at": time.time()}
+                    state[self.meta_key] = meta = {**meta, "checked_at": time.time()}
             else:
                 self._parents.update({e["source"]: e["glob"] for e in ordered if e["glob"] is not None})
                 keep = {e["source"] for e in ordered}
                 state[self.state_key] = {k: v for k, v in merge.contents.items() if k in keep}
-                state[self.meta_key] = meta = _meta(ordered, merge.skipped, pending, self._config_digest)
+                state[self.meta_key] = meta = _meta(ordered, skipped, pending, self._config_digest)
             snapshot = self._snapshot(
                 meta, state[self.state_key], merge.stats, tuple(merge.reported), tuple(merge.failures), locked=True
             )
@@ -430,8 +472,16 @@ class _Merge:
     released; the cache writes the outcome back under its lock.
     """
 
-    def __init__(self, work: _Pass, latest: dict[str, _Known], contents: dict[str, str], meta: Meta) -> None:
+    def __init__(
+        self,
+        work: _Pass,
+        latest: dict[str, _Known],
+        contents: dict[str, str],
+        meta: Meta,
+        configured: Mapping[str, Source],
+    ) -> None:
         self.work = work
+        self.configured = configured  # a glob match that is also configured on its own belongs to that source
         self.latest = latest  # the cache's process-wide copies; updated as sources load or vanish
         self.contents = contents
         self.skipped: dict[str, OutRecord] = dict(meta.get("skipped", {}))
@@ -466,6 +516,7 @@ class _Merge:
             self.failures.append((source.key, reason, first.detail if first else ""))
 
     def _glob(self, source: Source, group: list[LoadResult]) -> list[MetaEntry]:
+        group = [r for r in group if r.source.parent is None or r.source.key not in self.configured]
         previous = {e["source"]: e for e in self.by_source.get(source.key, [])}
         failed = group[0] if len(group) == 1 and group[0].source is source else None  # the listing itself
         if failed is not None and failed.reason in STALE_REASONS and previous:
@@ -504,33 +555,41 @@ class _Merge:
     def _one(self, result: LoadResult) -> MetaEntry | None:
         source, key = result.source, result.source.key
         old = self.old.get(key)
-        held = old if old is not None and key in self.contents else None
-        if held is not None and held.get("read_at", 0.0) > self.work.started and not self.work.force:
-            return held  # a pass that began after this one already put a newer version here
+        # Content held for this source, from this location (not one the source pointed to before).
+        held = old if old is not None and key in self.contents and old.get("url") == source.display_url else None
         out = self.skipped.get(key)
-        if out is not None and out.get("since", 0.0) > self.work.started and not self.work.force:
-            return None  # a pass that began after this one already took the source out
+        if not self.work.force:
+            if held is not None and self._later(held.get("read")):
+                return held  # a pass that began after this one already put a newer version here
+            if out is not None and self._later(out.get("since")):
+                return None  # a pass that began after this one already took the source out
+        stamp = [_PROCESS, self.work.started]
         if result.status == "loaded":
             assert result.content is not None and result.sha256 is not None
             latest = self.latest.get(key)
-            if latest is None or latest.read_at <= self.work.started:
-                known = _Known(result.fingerprint, result.sha256, result.content, result.bytes, self.work.started)
-                self.latest[key] = known
+            if latest is None or latest.read[1] <= self.work.started:
+                self.latest[key] = _Known(result.fingerprint, result.sha256, result.content, result.bytes, stamp)
             self._take(result, result.content, held)
-            return _entry(source, result.sha256, result.fingerprint, result.bytes, self.work.started)
+            return _entry(source, result.sha256, result.fingerprint, result.bytes, stamp)
         if result.status == "unchanged":
             if held is not None and held["sha256"] == result.sha256:
                 if held.get("stale"):  # back after failing: on record as loaded again
                     self._take(replace(result, bytes=held["bytes"]), self.contents[key], held)
                 fingerprint = result.fingerprint or held["fingerprint"]
-                return _entry(source, held["sha256"], fingerprint, held["bytes"], held.get("read_at", 0.0))
+                return _entry(source, held["sha256"], fingerprint, held["bytes"], held.get("read", []))
             basis = self.work.basis.get(key)
             if basis is not None and basis.sha256 == result.sha256:  # newer in this process than in this state
                 self._take(replace(result, bytes=basis.bytes), basis.content, held)
                 fingerprint = result.fingerprint or basis.fingerprint
-                return _entry(source, basis.sha256, fingerprint, basis.bytes, basis.read_at)
+                return _entry(source, basis.sha256, fingerprint, basis.bytes, basis.read)
+            if held is None and out is not None and result.fingerprint and out.get("fingerprint") == result.fingerprint:
+                return None  # left out for its content, and that content has not changed
             result = replace(result, status="skipped", reason="error", detail="reported unchanged, but no copy is held")
         return self._out(result, held)
+
+    def _later(self, stamp: Stamp | None) -> bool:
+        """Whether *stamp* is of a pass of this process that began after this one."""
+        return stamp is not None and len(stamp) == 2 and stamp[0] == _PROCESS and stamp[1] > self.work.started
 
     def _out(self, result: LoadResult, held: MetaEntry | None) -> MetaEntry | None:
         """A source that did not load: stale if a good copy exists and the failure may pass, else out."""
@@ -539,15 +598,19 @@ class _Merge:
         latest = self.latest.get(key)
         if reason in STALE_REASONS and not result.fatal and (held or latest):
             if held is not None:
-                sha256, fingerprint, size = held["sha256"], held["fingerprint"], held["bytes"]
-                read_at = held.get("read_at", 0.0)
+                sha256, fingerprint, size, read = (
+                    held["sha256"],
+                    held["fingerprint"],
+                    held["bytes"],
+                    held.get("read", []),
+                )
             else:
                 assert latest is not None
                 self.contents[key] = latest.content
-                sha256, fingerprint, size, read_at = latest.sha256, latest.fingerprint, latest.bytes, latest.read_at
+                sha256, fingerprint, size, read = latest.sha256, latest.fingerprint, latest.bytes, latest.read
             self.log.append(functools.partial(events.source_stale, source, reason, result.detail, sha256))
             self.stats["stale"] += 1
-            return _entry(source, sha256, fingerprint, size, read_at, stale=reason)
+            return _entry(source, sha256, fingerprint, size, read, stale=reason)
         if reason not in STALE_REASONS:
             self.latest.pop(key, None)
         self.contents.pop(key, None)
@@ -556,7 +619,14 @@ class _Merge:
             # Still out for the same reason: logged when it went out.
             self.skipped[key] = {**before, "fingerprint": result.fingerprint}
         else:
-            self.skipped[key] = {"reason": reason, "fingerprint": result.fingerprint, "since": self.work.started}
+            since = [_PROCESS, self.work.started]
+            self.skipped[key] = {
+                "reason": reason,
+                "fingerprint": result.fingerprint,
+                "glob": source.parent,
+                "fatal": result.fatal,
+                "since": since,
+            }
             self.stats["skipped"] += 1
             self.log.append(functools.partial(events.source_skipped, source, reason, result.detail, result.duration_ms))
         return None
@@ -576,18 +646,19 @@ class _Merge:
 
 
 def _entry(
-    source: Source, sha256: str, fingerprint: str | None, size: int, read_at: float, stale: str | None = None
+    source: Source, sha256: str, fingerprint: str | None, size: int, read: Stamp, stale: str | None = None
 ) -> MetaEntry:
     """One source's record in the state's meta; *stale*: why its last refresh failed, if it did."""
     return {
         "source": source.key,
         "name": source.name,
+        "url": source.display_url,  # where the content came from (masked)
         "sha256": sha256,
         "fingerprint": fingerprint,
         "bytes": size,
         "glob": source.parent,
         "stale": stale,
-        "read_at": read_at,  # when the pass that read this version began
+        "read": read,  # the pass that read this version
     }
 
 

@@ -561,3 +561,136 @@ def test_unchanged_turn_reads_nothing_even_with_a_skipped_file(tmp_path: Path) -
     assert [e["event"] for e in logs] == ["prompt_built"]
     _write(tmp_path / "template.md", "now filled in")
     assert pipeline.render(state=state) == "alpha\n\nnow filled in"
+
+
+# -- what the state says, kept true ---------------------------------------------
+
+
+def test_key_deleted_from_contents_is_read_again(tmp_path: Path) -> None:
+    """Deleting a source's key from `memory_contents` (deepagents' way to force a reload) reloads it."""
+    _write(tmp_path / "a.md", "v1")
+    pipeline = _pipeline(tmp_path, ["a.md"], policy="once")
+    state: dict[str, Any] = {}
+    pipeline.render(state=state)
+    _write(tmp_path / "a.md", "v2")
+    del state["memory_contents"]["a.md"]
+    assert pipeline.render(state=state) == "v2"
+
+
+def test_adopted_deepagents_state_expands_its_globs(tmp_path: Path) -> None:
+    """A state written without meta still gets its glob sources expanded and loaded under `once`."""
+    (tmp_path / "rules").mkdir()
+    _write(tmp_path / "rules" / "r.md", "rule")
+    _write(tmp_path / "a.md", "alpha")
+    state: dict[str, Any] = {"memory_contents": {"a.md": "alpha"}}
+    assert _pipeline(tmp_path, ["a.md", {"glob": "rules/*.md"}], policy="once").render(state=state) == "alpha\n\nrule"
+
+
+def test_changing_comment_stripping_reaches_a_loaded_state(tmp_path: Path) -> None:
+    """A comment-only file left out as empty comes in once the config stops stripping comments."""
+    _write(tmp_path / "notes.md", "<!-- only a comment -->")
+
+    def pipeline(strip: bool) -> Pipeline:
+        formatter = {"preset": "plain", "strip_html_comments": strip}
+        return Pipeline.from_config(
+            {"version": 1, "base_dir": str(tmp_path), "sources": ["notes.md"], "formatter": formatter}
+        )
+
+    state: dict[str, Any] = {}
+    assert pipeline(True).render(state=state) == ""
+    assert pipeline(False).render(state=state) == "<!-- only a comment -->"
+
+
+def test_stamps_from_another_process_do_not_hide_edits(tmp_path: Path) -> None:
+    """A checkpoint written on a host whose clock ran ahead still sees the next edit."""
+    _write(tmp_path / "a.md", "v1")
+    state: dict[str, Any] = {}
+    _pipeline(tmp_path, ["a.md"]).render(state=state)
+    for entry in state["memory_contents_meta"]["entries"]:
+        entry["read"] = ["another-host", 1e12]
+    restored = json.loads(json.dumps(state))
+    _write(tmp_path / "a.md", "v2 edited")
+    assert _pipeline(tmp_path, ["a.md"]).render(state=restored) == "v2 edited"
+
+
+def test_glob_match_also_listed_on_its_own_appears_once(tmp_path: Path) -> None:
+    """A file named by a source and matched by a glob is in the prompt once; deleting it breaks nothing."""
+    (tmp_path / "rules").mkdir()
+    _write(tmp_path / "rules" / "a.md", "a")
+    _write(tmp_path / "rules" / "b.md", "b")
+    pipeline = _pipeline(tmp_path, ["rules/a.md", {"glob": "rules/*.md"}])
+    state: dict[str, Any] = {}
+    assert pipeline.render(state=state) == "a\n\nb"
+    (tmp_path / "rules" / "a.md").unlink()
+    assert pipeline.render(state=state) == "b"
+
+
+def test_removed_source_no_longer_counts_as_skipped(tmp_path: Path) -> None:
+    """After a missing source is taken out of the YAML, `prompt_built` stops counting it."""
+    _write(tmp_path / "a.md", "a")
+    state: dict[str, Any] = {}
+    _pipeline(tmp_path, ["a.md", "missing.md"]).render(state=state)
+    with capture_logs() as logs:
+        _pipeline(tmp_path, ["a.md"]).render(state=state)
+    assert _events(logs, "prompt_built")[0]["sources_skipped"] == 0
+
+
+def test_cancelled_owner_hands_its_read_to_one_waiter(tmp_path: Path) -> None:
+    """When the task reading for ten others is cancelled, one of them reads; not all ten."""
+    _write(tmp_path / "a.md", "alpha")
+    pipeline = _pipeline(tmp_path, ["a.md"])
+    counting = CountingLoader(SlowAsyncLoader(pipeline.loader, 0.2))
+    pipeline.loader = counting
+
+    async def main() -> list[str]:
+        owner = asyncio.create_task(pipeline.arender(state={}))
+        await asyncio.sleep(0.05)
+        waiters = [asyncio.create_task(pipeline.arender(state={})) for _ in range(10)]
+        await asyncio.sleep(0.05)
+        owner.cancel()
+        return await asyncio.gather(*waiters)
+
+    assert asyncio.run(main()) == ["alpha"] * 10
+    assert counting.reads["a.md"] == 1
+
+
+def test_repointed_source_does_not_keep_the_old_locations_text(web: WebServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """If `${VAR}` moves a source to a failing URL, the text from its old URL is not served as last good."""
+    web.serve("tenant-a.md", "tenant A rules")
+    web.fail("tenant-b.md", 503)
+    config = {"version": 1, "sources": ["${RULES_URL}"], "loader": FAST, "formatter": {"preset": "plain"}}
+    state: dict[str, Any] = {}
+    monkeypatch.setenv("RULES_URL", web.url("tenant-a.md"))
+    assert Pipeline.from_config(config).render(state=state) == "tenant A rules"
+    monkeypatch.setenv("RULES_URL", web.url("tenant-b.md"))
+    with capture_logs() as logs:
+        assert Pipeline.from_config(config).render(state=state) == ""
+    assert [e["reason"] for e in _events(logs, "source_skipped")] == ["remote_error"]
+
+
+def test_rotated_signed_url_does_not_force_a_reread(web: WebServer) -> None:
+    """Under `once`, a new signature in a source's URL (same masked form) keeps the loaded state as it is."""
+    web.serve("signed.md", "signed content")
+    state: dict[str, Any] = {}
+
+    def pipeline(signature: str) -> Pipeline:
+        return _remote([web.url(f"signed.md?X-Amz-Signature={signature}")], policy="once")
+
+    assert pipeline("first").render(state=state) == "signed content"
+    web.methods.clear()
+    assert pipeline("second").render(state=state) == "signed content"
+    assert sum(web.methods.values()) == 0
+    assert "first" not in json.dumps(state) and "second" not in json.dumps(state)
+
+
+def test_remote_file_left_out_as_empty_is_not_downloaded_again(web: WebServer) -> None:
+    """An empty remote file with an ETag costs a HEAD per revalidation, not a GET."""
+    empty = web.serve("empty.md", "", etag="e1")
+    full = web.serve("full.md", "full", etag="f1")
+    pipeline = _remote([empty, full])
+    state: dict[str, Any] = {}
+    assert pipeline.render(state=state) == "full"
+    web.methods.clear()
+    for _ in range(3):
+        assert pipeline.render(state=state) == "full"
+    assert web.methods["GET", "empty.md"] == 0
