@@ -16,7 +16,7 @@ import os
 import re
 from collections.abc import Hashable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
@@ -29,9 +29,9 @@ from pydantic_settings import (
 )
 
 from .exceptions import ConfigError, Problem
-from .interpolation import expand_vars
+from .interpolation import UnsetVariableError, expand_vars
 from .presets import PRESETS, Preset
-from .redact import redact_options, redact_url
+from .redact import is_secret_key, redact_options, redact_url
 from .sources import merge_options, protocol_problem
 from .templates import Template, TemplateError
 
@@ -348,21 +348,46 @@ class Config(BaseSettings):
 _ON_DISK = {"base_dir", "credentials_file", "sources", "formatter"}
 # Keys whose strings keep ${VAR} as written (they are expanded when used).
 _KEEP_AS_WRITTEN = re.compile(r"^sources\[\d+\]\.(url|glob)$|^sources\[\d+\]$")
+# Where storage options sit: there, a value under a secret-looking name is a secret.
+_OPTIONS = re.compile(r"^(storage|sources\[\d+\]\.storage_options)\.")
+_UNSET_IN_SECRET = (
+    "references an environment variable that is not set (its name is not shown, as it may be part of the secret;"
+    " write ${NAME:-default}, or $$ for a literal $)"
+)
 
 
-def _expand_tree(value: Any, path: str, problems: list[Problem]) -> Any:
+def _expand_tree(value: Any, path: str, problems: list[Problem], secret: bool = False) -> Any:
+    """*value* with ``${VAR}`` expanded in its strings; each problem is added to *problems* at its key path.
+
+    A mapping key that is not a string (YAML reads an unquoted ``on`` as
+    ``True`` and ``1`` as a number) is a problem, and is left out. Under a
+    secret (*secret*, or a storage option with a secret-looking name) a problem
+    never quotes the value, nor a variable name that may be part of it.
+    """
     if isinstance(value, str):
         if _KEEP_AS_WRITTEN.match(path):
             return value
         try:
             return expand_vars(value)
+        except UnsetVariableError as exc:
+            named = not secret or value.strip() == f"${{{exc.name}}}"
+            problems.append(Problem(path, str(exc) if named else _UNSET_IN_SECRET))
         except ValueError as exc:
             problems.append(Problem(path, str(exc)))
-            return value
+        return value
     if isinstance(value, Mapping):
-        return {k: _expand_tree(v, f"{path}.{k}" if path else str(k), problems) for k, v in value.items()}
+        out = {}
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if isinstance(key, str):
+                below = secret or (is_secret_key(key) and _OPTIONS.match(where) is not None)
+                out[key] = _expand_tree(item, where, problems, below)
+            else:
+                hint = f' (quote it: "{key.text}")' if isinstance(key, _Key) and key.text else ""
+                problems.append(Problem(where, f"keys must be strings{hint}"))
+        return out
     if isinstance(value, list):
-        return [_expand_tree(v, f"{path}[{i}]", problems) for i, v in enumerate(value)]
+        return [_expand_tree(v, f"{path}[{i}]", problems, secret) for i, v in enumerate(value)]
     return value
 
 
@@ -532,16 +557,31 @@ def _read_credentials(path: Path, problems: list[Problem]) -> dict[str, dict[str
         return {}
     # Interpolation problems here name the entry, never its value.
     found: list[Problem] = []
-    table = _expand_tree(data, "", found)
+    table = _expand_tree(data, "", found, secret=True)
     problems += [Problem(f"credentials_file: {p.path}", p.message) for p in found]
     return {str(k): v for k, v in table.items()}
 
 
+class _Key(NamedTuple):
+    """A mapping key YAML did not read as a string, and its text as written (``on`` for ``True``)."""
+
+    value: Any
+    text: str
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
 class _SafeLoader(yaml.SafeLoader):
-    """``yaml.safe_load``, except that a key given twice in one mapping is an error, not a silent override."""
+    """``yaml.safe_load``, except that a key given twice in one mapping is an error, not a silent override.
+
+    A key that is not a string comes back as a :class:`_Key`, so that the
+    problem reported for it can show the key as written.
+    """
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
+        texts: dict[Any, str] = {}
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 continue
@@ -552,7 +592,12 @@ class _SafeLoader(yaml.SafeLoader):
                         "while reading a mapping", node.start_mark, f"duplicate key {key!r}", key_node.start_mark
                     )
                 seen.add(key)
-        return super().construct_mapping(node, deep)
+                if not isinstance(key, str) and isinstance(key_node, yaml.ScalarNode):
+                    texts[key] = key_node.value
+        mapping = super().construct_mapping(node, deep)
+        if not texts:
+            return mapping
+        return {_Key(k, texts[k]) if not isinstance(k, str) and k in texts else k: v for k, v in mapping.items()}
 
 
 def _safe_load(text: str) -> Any:

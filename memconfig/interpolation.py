@@ -9,10 +9,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from typing import NamedTuple
 
-__all__ = ["UnsetVariableError", "expand_vars"]
+__all__ = ["Substitution", "UnsetVariableError", "expand_vars", "expand_vars_traced"]
 
 _VAR_RE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$\{[^}]*\}?")
+# The text of a malformed reference is never quoted: it may be part of a password that holds "${".
+_MALFORMED = "malformed variable reference: write ${NAME} or ${NAME:-default}, and $$ for a literal $"
 
 
 class UnsetVariableError(ValueError):
@@ -27,6 +30,19 @@ class UnsetVariableError(ValueError):
         super().__init__(f"environment variable ${{{name}}} is not set and has no default (write ${{{name}:-default}})")
 
 
+class Substitution(NamedTuple):
+    """One ``${NAME}`` (or ``${NAME:-default}``) that expansion replaced."""
+
+    name: str
+    """The variable's name."""
+    value: str
+    """What it was replaced by: the variable's value or the default."""
+    start: int
+    """Where the reference starts in the text as written."""
+    end: int
+    """Where it ends (exclusive) in the text as written."""
+
+
 def expand_vars(text: str, environ: Mapping[str, str] | None = None) -> str:
     """Expand ``${VAR}`` and ``${VAR:-default}``; ``$$`` is a literal ``$``.
 
@@ -34,22 +50,33 @@ def expand_vars(text: str, environ: Mapping[str, str] | None = None) -> str:
         UnsetVariableError: a variable is unset and has no default.
         ValueError: a ``${`` is malformed.
     """
+    return expand_vars_traced(text, environ)[0] if "$" in text else text
+
+
+def expand_vars_traced(text: str, environ: Mapping[str, str] | None = None) -> tuple[str, list[Substitution]]:
+    """:func:`expand_vars`, also giving each substitution made, so a caller can tell which values to keep secret.
+
+    Raises:
+        UnsetVariableError: a variable is unset and has no default.
+        ValueError: a ``${`` is malformed.
+    """
     if "$" not in text:
-        return text
+        return text, []
     env = os.environ if environ is None else environ
+    made: list[Substitution] = []
 
     def substitute(match: re.Match[str]) -> str:
-        whole = match[0]
-        if whole == "$$":
+        if match[0] == "$$":
             return "$"
         name, default = match[1], match[2]
         if name is None:
-            raise ValueError(f"malformed variable reference {whole!r}; use ${{NAME}} or ${{NAME:-default}}")
+            raise ValueError(_MALFORMED)
         value = env.get(name)
-        if value is not None and (value or default is None):
-            return value
-        if default is not None:
-            return default
-        raise UnsetVariableError(name)
+        if value is None or not (value or default is None):
+            if default is None:
+                raise UnsetVariableError(name)
+            value = default
+        made.append(Substitution(name, value, match.start(), match.end()))
+        return value
 
-    return _VAR_RE.sub(substitute, text)
+    return _VAR_RE.sub(substitute, text), made

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 from urllib.parse import unquote
 
-__all__ = ["MASK", "Redactor", "is_secret_key", "redact_options", "redact_url", "url_secrets"]
+__all__ = ["MASK", "Redactor", "is_secret_key", "redact_options", "redact_url", "url_secrets", "userinfo_spans"]
 
 MASK = "***"
 
@@ -36,7 +36,7 @@ _SECRET_PARTS = (
     "cookie",
     "sas",
 )
-# Signed-URL fields that are secret whatever the parts above say.
+# Signed-URL and capability fields that are secret whatever the parts above say.
 _SECRET_NAMES = frozenset(
     k.lower()
     for k in (
@@ -48,6 +48,12 @@ _SECRET_NAMES = frozenset(
         "X-Goog-Signature",
         "X-Goog-Credential",
         "GoogleAccessId",
+        # Azure Functions' function key. Masking it makes two URLs that differ only in ``code``
+        # (an OAuth authorization code, say) the same source: the safer error of the two.
+        "code",
+        "pwd",
+        "hdnts",  # Akamai token authorization (query and cookie)
+        "hdnea",
     )
 )
 _SAFE_NAMES = frozenset({"anon", "key_prefix", "use_ssl", "requester_pays"})
@@ -79,6 +85,11 @@ def redact_url(text: str) -> str:
     return text
 
 
+def userinfo_spans(text: str) -> list[tuple[int, int]]:
+    """Where URL user-info sits in *text*: ``(start, end)`` of each part :func:`redact_url` masks."""
+    return [match.span("userinfo") for match in _USERINFO_RE.finditer(text) if _userinfo(match) is not None]
+
+
 def url_secrets(text: str) -> list[str]:
     """The secrets :func:`redact_url` masks in *text* (user-info, its password, secret query values).
 
@@ -86,10 +97,9 @@ def url_secrets(text: str) -> list[str]:
     """
     found: list[str] = []
     if "@" in text:
-        for match in _USERINFO_RE.finditer(text):
-            userinfo = _userinfo(match)
-            if userinfo is not None:
-                found += [userinfo, *userinfo.split(":", 1)[1:]]
+        for start, end in userinfo_spans(text):
+            userinfo = text[start:end]
+            found += [userinfo, *userinfo.split(":", 1)[1:]]
     if "=" in text:
         found += [m["value"] for m in _QUERY_RE.finditer(text) if is_secret_key(m["key"])]
     return found + [unquote(s) for s in found if unquote(s) != s]

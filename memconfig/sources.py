@@ -19,8 +19,8 @@ import fsspec
 from fsspec.core import split_protocol
 from fsspec.implementations.local import LocalFileSystem
 
-from .interpolation import expand_vars
-from .redact import Redactor, url_secrets
+from .interpolation import Substitution, expand_vars, expand_vars_traced
+from .redact import Redactor, is_secret_key, url_secrets, userinfo_spans
 
 if TYPE_CHECKING:
     from .config import Config
@@ -166,8 +166,13 @@ def resolve_url(written: str, config: Config) -> str:
     Local parts are plain paths, ``file://`` and ``local://`` URLs, and the
     repository of a ``git://repo:ref@path`` URL (none given: ``base_dir``).
     """
+    return _absolute(expand_vars(written), config)
+
+
+def _absolute(url: str, config: Config) -> str:
+    """*url* (expanded) with its local parts made absolute, as :func:`resolve_url` says."""
     parts = []
-    for part in _chain(expand_vars(written)):
+    for part in _chain(url):
         if part.protocol is None:
             parts.append(str(config.resolve_path(part.path)))
         elif part.text == part.protocol:  # a bare protocol name in a chain
@@ -181,6 +186,27 @@ def resolve_url(written: str, config: Config) -> str:
         else:
             parts.append(part.text)
     return "::".join(parts)
+
+
+def _substituted_secrets(written: str, substitutions: Sequence[Substitution]) -> list[str]:
+    """The values put into *written* by ``${VAR}`` that must not be shown.
+
+    Those of variables whose name looks secret (``${GIST_TOKEN}``,
+    ``${DB_PASSWORD}``), and every value put into the user-info of a URL
+    (``https://alice:${PASS}@host``): once substituted, a password holding
+    ``/``, ``#`` or ``?`` no longer reads as user-info. Other values, such as
+    ``${HOME}``, stay readable.
+    """
+    # User-info is found in the text as written, each reference blanked: a default may hold "/" or "@".
+    blanked = written
+    for sub in substitutions:
+        blanked = blanked[: sub.start] + "_" * (sub.end - sub.start) + blanked[sub.end :]
+    spans = userinfo_spans(blanked)
+    return [
+        sub.value
+        for sub in substitutions
+        if is_secret_key(sub.name) or any(start <= sub.start and sub.end <= end for start, end in spans)
+    ]
 
 
 def protocol_problem(written: str) -> str | None:
@@ -208,10 +234,11 @@ def build_sources(config: Config) -> list[Source]:
     """The config's sources, resolved, with per-protocol and named storage options merged."""
     out = []
     for item in config.sources:
-        url = resolve_url(item.written, config)
+        expanded, substitutions = expand_vars_traced(item.written)
+        url = _absolute(expanded, config)
         protocols = [part.protocol or "file" for part in _chain(url)]
         options = _options_for(protocols, config, item.storage_options, item.credentials)
-        redact = Redactor(options, url_secrets(url))
+        redact = Redactor(options, [*url_secrets(url), *_substituted_secrets(item.written, substitutions)])
         out.append(
             Source(
                 key=redact(item.written),

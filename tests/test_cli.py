@@ -471,6 +471,18 @@ def test_nonexistent_config_exits_2_naming_it(cli: Cli, command: str) -> None:
     assert done.stderr.startswith("memconfig: error: no/such/memconfig.yaml: file not found")
 
 
+@pytest.mark.parametrize("command", [pytest.param(c, id=c) for c in ("render", "validate", "sources")])
+def test_non_string_top_level_key_exits_2_naming_it(write_config: WriteConfig, command: str) -> None:
+    """A top-level ``on:`` (a boolean in YAML) is a config problem saying how to quote it: exit 2, no traceback."""
+    path = write_config("version: 1\non: push\nsources: [a.md]\n")
+
+    done = run(command, "-c", str(path))
+
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr == f'memconfig: error: {path}: True: keys must be strings (quote it: "on")\n'
+
+
 def test_unknown_protocol_exits_2(cli: Cli, project: Callable[..., Path]) -> None:
     """A source on a filesystem fsspec does not know is a config problem: exit 2 naming the source."""
     done = cli("render", "-c", str(project(sources=["a.md", "nosuchproto://x/AGENTS.md"])))
@@ -622,6 +634,23 @@ def test_secrets_never_reach_cli_output(project: Callable[..., Path], tmp_path: 
             assert secret not in done.stderr
     assert "http://***@127.0.0.1:9/AGENTS.md" in outputs[1].stdout
     assert "b.md?token=***" in outputs[1].stdout
+
+
+@pytest.mark.parametrize("password", [pytest.param("Zx9/Qk+w==", id="slash"), pytest.param("hunter#22", id="hash")])
+def test_password_from_a_variable_never_reaches_cli_output(write_config: WriteConfig, password: str) -> None:
+    """A ``${VAR}`` password holding ``/`` or ``#`` is masked in the sources table and the log of every command."""
+    path = write_config(
+        {"version": 1, "sources": [{"url": "https://alice:${MC_PASS}@127.0.0.1:9/AGENTS.md", "retries": 0}]}
+    )
+
+    outputs = [
+        run(command, "-c", str(path), env={"MC_PASS": password}) for command in ("render", "sources", "validate")
+    ]
+
+    assert [o.returncode for o in outputs] == [0, 0, 0]
+    for done in outputs:
+        assert password not in done.stdout + done.stderr
+    assert "https://***@127.0.0.1:9/AGENTS.md  skipped" in outputs[1].stdout
 
 
 # -- the library's own output -------------------------------------------------------------------

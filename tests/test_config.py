@@ -315,6 +315,51 @@ def test_yaml_merge_keys_may_be_overridden(write_config: WriteConfig) -> None:
     assert (config.formatter.preset, config.formatter.empty) == ("plain", "y")
 
 
+@pytest.mark.parametrize(
+    ("text", "path", "message"),
+    [
+        pytest.param("version: 1\non: x\n", "True", 'keys must be strings (quote it: "on")', id="on"),
+        pytest.param("version: 1\nyes: x\n", "True", 'keys must be strings (quote it: "yes")', id="yes"),
+        pytest.param("version: 1\n1: x\n", "1", 'keys must be strings (quote it: "1")', id="int"),
+        pytest.param("version: 1\nnull: x\n", "None", 'keys must be strings (quote it: "null")', id="null"),
+        pytest.param(
+            "version: 1\nformatter: {off: x}\n",
+            "formatter.False",
+            'keys must be strings (quote it: "off")',
+            id="section",
+        ),
+        pytest.param(
+            "version: 1\nsources: [{url: a.md, 2: x}]\n",
+            "sources[0].2",
+            'keys must be strings (quote it: "2")',
+            id="source",
+        ),
+        pytest.param(
+            "version: 1\nsources: [{url: a.md, storage_options: {headers: {on: x}}}]\n",
+            "sources[0].storage_options.headers.True",
+            'keys must be strings (quote it: "on")',
+            id="header",
+        ),
+    ],
+)
+def test_non_string_keys_are_config_problems(write_config: WriteConfig, text: str, path: str, message: str) -> None:
+    """A key YAML reads as a boolean, number or null is a problem at its key path that says how to write it."""
+    error = config_error(write_config(text))
+
+    assert error.problems == (Problem(path, message),)
+
+
+def test_non_string_keys_are_listed_with_other_problems() -> None:
+    """Non-string keys of a plain mapping are reported with every other problem, not raised as a TypeError."""
+    error = mapping_error({"version": 1, True: "x", "loader": {1: "x", "bogus": 2}})
+
+    assert set(error.problems) == {
+        Problem("True", "keys must be strings"),
+        Problem("loader.1", "keys must be strings"),
+        Problem("loader.bogus", "unknown key"),
+    }
+
+
 # -- the config file itself --------------------------------------------------------
 
 
@@ -429,9 +474,13 @@ def test_expand_vars(value: str, environ: dict[str, str], expected: str) -> None
     ],
 )
 def test_malformed_variable_reference_is_an_error(value: str) -> None:
-    """A ``${`` that is not a valid reference is an error showing it and the valid forms."""
-    with pytest.raises(ValueError, match=r"malformed variable reference .*\$\{NAME\}"):
+    """A ``${`` that is not a valid reference is an error giving the valid forms, never the text it found."""
+    with pytest.raises(
+        ValueError, match=r"malformed variable reference: .*\$\{NAME\}.*\$\$ for a literal \$"
+    ) as caught:
         expand_vars(value, {})
+
+    assert value not in str(caught.value)
 
 
 @given(text=st.text())
@@ -483,7 +532,7 @@ def test_malformed_reference_in_config_names_the_key(write_config: WriteConfig) 
     error = config_error(write_config({"version": 1, "formatter": {"empty": "${oops"}}))
 
     assert error.problems[0].path == "formatter.empty"
-    assert "malformed variable reference '${oops'" in error.problems[0].message
+    assert error.problems[0].message.startswith("malformed variable reference: write ${NAME}")
 
 
 def test_source_urls_keep_variables_as_written(write_config: WriteConfig, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -824,6 +873,11 @@ def test_on_decode_error_values(value: str) -> None:
         pytest.param(["a.md", {"url": "a.md", "name": "other"}], "sources[1]: repeats sources[0]", id="renamed"),
         pytest.param(["x", "a.md", "b", {"url": "a.md"}], "sources[3]: repeats sources[1] ('a.md')", id="far-apart"),
         pytest.param([{"glob": "*.md"}, {"glob": "*.md"}], "sources[1]: repeats sources[0] ('*.md')", id="glob"),
+        pytest.param(
+            ["https://h/a.md?code=one", "https://h/a.md?code=two"],
+            "sources[1]: repeats sources[0] ('https://h/a.md?code=***')",
+            id="azure-function-key",
+        ),
     ],
 )
 def test_duplicate_sources_are_rejected(sources: list[Any], message: str) -> None:
@@ -842,7 +896,6 @@ def test_duplicate_sources_are_rejected(sources: list[Any], message: str) -> Non
             ],
             id="azure-sas-fields",
         ),
-        pytest.param(["https://h/a.md?code=one", "https://h/a.md?code=two"], id="code"),
     ],
 )
 def test_sources_differing_in_what_is_not_secret_are_distinct(sources: list[str]) -> None:
@@ -953,6 +1006,98 @@ def test_bad_credentials_file(write_config: WriteConfig, tmp_path: Path, text: s
 
     assert message in str(error)
     assert not any(secret in str(error) for secret in SECRETS)
+
+
+def test_non_string_key_in_credentials_file_is_a_problem(write_config: WriteConfig, tmp_path: Path) -> None:
+    """A credentials entry whose option name YAML reads as a number is reported, not passed to fsspec."""
+    (tmp_path / "creds.yaml").write_text(f"team_s3:\n  key: {SECRETS[0]}\n  1: x\n", encoding="utf-8")
+
+    error = config_error(
+        write_config(
+            {
+                "version": 1,
+                "credentials_file": "creds.yaml",
+                "sources": [{"url": "memory://a", "credentials": "team_s3"}],
+            }
+        )
+    )
+
+    assert error.problems == (Problem("credentials_file: team_s3.1", 'keys must be strings (quote it: "1")'),)
+
+
+@pytest.mark.parametrize(
+    ("credentials", "data", "path", "message"),
+    [
+        pytest.param(
+            "team_s3:\n  secret: 'Kq7${x9Lm!vT'\n",
+            {},
+            "credentials_file: team_s3.secret",
+            "malformed variable reference: write ${NAME} or ${NAME:-default}, and $$ for a literal $",
+            id="credentials-malformed",
+        ),
+        pytest.param(
+            "team_s3:\n  secret: 'Kq7${x9Lm}vT'\n",
+            {},
+            "credentials_file: team_s3.secret",
+            "references an environment variable that is not set",
+            id="credentials-unset",
+        ),
+        pytest.param(
+            "team_s3: {}\n",
+            {"storage": {"http": {"headers": {"Authorization": "Bearer tok${x9Lm}vT"}}}},
+            "storage.http.headers.Authorization",
+            "references an environment variable that is not set",
+            id="storage-header-unset",
+        ),
+        pytest.param(
+            "team_s3: {}\n",
+            {"storage": {"s3": {"client_kwargs": {"aws_secret_access_key": "Kq7${x9Lm!vT"}}}},
+            "storage.s3.client_kwargs.aws_secret_access_key",
+            "malformed variable reference",
+            id="storage-nested-malformed",
+        ),
+        pytest.param(
+            "team_s3: {}\n",
+            {"sources": [{"url": "memory://a", "credentials": "team_s3", "storage_options": {"token": "t${x9Lm}vT"}}]},
+            "sources[0].storage_options.token",
+            "references an environment variable that is not set",
+            id="source-option-unset",
+        ),
+    ],
+)
+def test_dollar_brace_inside_a_secret_is_not_quoted(
+    write_config: WriteConfig, tmp_path: Path, credentials: str, data: dict[str, Any], path: str, message: str
+) -> None:
+    """A secret holding ``${`` gives an error at its key path that quotes no part of it, and says how to write ``$``."""
+    (tmp_path / "creds.yaml").write_text(credentials, encoding="utf-8")
+    config: dict[str, Any] = {
+        "version": 1,
+        "credentials_file": "creds.yaml",
+        "sources": [{"url": "memory://a", "credentials": "team_s3"}],
+        **data,
+    }
+
+    error = config_error(write_config(config))
+
+    [problem] = error.problems
+    assert problem.path == path
+    assert problem.message.startswith(message)
+    assert "$$ for a literal $" in problem.message
+    assert "x9Lm" not in str(error)
+
+
+def test_unset_variable_that_is_a_whole_secret_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``secret: ${NAME}`` holds nothing but the reference, so its unset variable is named as anywhere else."""
+    monkeypatch.delenv("MC_UNSET_SECRET", raising=False)
+
+    error = mapping_error({"version": 1, "storage": {"s3": {"secret": "${MC_UNSET_SECRET}"}}})
+
+    assert error.problems == (
+        Problem(
+            "storage.s3.secret",
+            "environment variable ${MC_UNSET_SECRET} is not set and has no default (write ${MC_UNSET_SECRET:-default})",
+        ),
+    )
 
 
 def test_repr_masks_every_secret(

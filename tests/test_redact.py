@@ -35,6 +35,10 @@ SECRET = "S3CRET-value"
             "AWSAccessKeyId",
             "GoogleAccessId",
             "X-Goog-Signature",
+            "code",
+            "pwd",
+            "hdnts",
+            "hdnea",
         )
     ],
 )
@@ -47,14 +51,38 @@ def test_secret_query_parameters_are_masked(name: str) -> None:
     "name",
     [
         pytest.param(name, id=name)
-        for name in ("se", "sp", "sv", "sr", "st", "spr", "code", "part", "Policy", "X-Amz-Date")
+        for name in ("se", "sp", "sv", "sr", "st", "spr", "part", "Policy", "X-Amz-Date", "state", "encoding")
     ],
 )
 def test_harmless_query_parameters_are_kept(name: str) -> None:
-    """Azure SAS fields other than ``sig``, ``code`` and other plain parameters are shown as written."""
+    """Azure SAS fields other than ``sig`` and other plain parameters are shown as written."""
     url = f"https://h/a.md?{name}=2030-01-01&x=1"
 
     assert redact_url(url) == url
+
+
+@pytest.mark.parametrize(
+    ("url", "secret"),
+    [
+        pytest.param(
+            "https://fn.azurewebsites.net/api/agents?code=SECRETfunctionKEY123",
+            "SECRETfunctionKEY123",
+            id="azure-function-key",
+        ),
+        pytest.param(
+            "https://cdn.example.com/AGENTS.md?hdnts=exp=1700000000~acl=/*~hmac=deadbeefcafe",
+            "deadbeefcafe",
+            id="akamai-token",
+        ),
+        pytest.param("https://files.example.com/AGENTS.md?dl=1&pwd=SECRETpw99", "SECRETpw99", id="pwd"),
+    ],
+)
+def test_capability_query_values_are_masked_whole(url: str, secret: str) -> None:
+    """Function keys, Akamai tokens (which hold ``=`` and ``/``) and ``pwd`` are masked up to the next parameter."""
+    redacted = redact_url(url)
+
+    assert secret not in redacted
+    assert redacted.endswith("=***")
 
 
 FRAGMENTS = (

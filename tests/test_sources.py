@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from structlog.testing import capture_logs
 
 from memconfig import Config, Pipeline
 from memconfig.sources import Source, build_sources, protocol_problem, resolve_url
@@ -120,6 +121,86 @@ def test_chained_options_never_show_in_reprs(credentials_file: Path) -> None:
 
     for text in (repr(source), source.display_url, source.redact(f"denied: {KEYS}")):
         assert not any(secret in text for secret in KEYS.values()), text
+
+
+# -- ${VAR} in URLs --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "password",
+    [
+        pytest.param("Zx9/Qk+w==", id="slash-and-plus"),
+        pytest.param("hunter#22", id="hash"),
+        pytest.param("pa?ss:word", id="question-mark-and-colon"),
+        pytest.param("p@ss/w0rd", id="at-and-slash"),
+    ],
+)
+def test_password_from_a_variable_never_shows(password: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``${VAR}`` password in user-info is masked in the logged URL, the repr, events and library messages."""
+    monkeypatch.setenv("MC_PASS", password)
+    written = "https://alice:${MC_PASS}@127.0.0.1:1/AGENTS.md"
+    pipeline = Pipeline.from_config({"version": 1, "sources": [{"url": written, "retries": 0, "timeout": 2}]})
+    [source] = pipeline.cache.sources
+
+    with capture_logs() as logs:
+        pipeline.load()
+
+    assert source.url == f"https://alice:{password}@127.0.0.1:1/AGENTS.md"
+    assert source.display_url == "https://***@127.0.0.1:1/AGENTS.md"
+    for text in (repr(source), source.redact(f"cannot open {source.url}"), repr(logs)):
+        assert password not in text, text
+    assert [log["event"] for log in logs] == ["source_skipped"]
+
+
+@pytest.mark.parametrize(
+    ("written", "value"),
+    [
+        pytest.param("https://h.example/gist/${MC_GIST_SECRET}/raw/AGENTS.md", "9f8e7d6c5b4a3928", id="path"),
+        pytest.param("https://${MC_API_TOKEN}.h.example/AGENTS.md", "tk-9f8e7d6c5b4a", id="host"),
+        pytest.param("zip://AGENTS.md::https://h.example/${MC_BUNDLE_KEY}.zip", "bundle-9f8e7d6c", id="chained"),
+        pytest.param("https://${MC_CREDS}@h.example/AGENTS.md", "alice:Zx9/Qk+w==", id="whole-user-info"),
+        pytest.param("https://${MC_LOGIN}:pw@h.example/AGENTS.md", "alice.smith", id="user-name"),
+        pytest.param("https://alice:${MC_UNSET:-de/fault#1}@h.example/AGENTS.md", "de/fault#1", id="default"),
+    ],
+)
+def test_secret_values_from_variables_are_masked(written: str, value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Values of secret-named variables, and any value put into user-info, are masked in the logged URL."""
+    for name in ("MC_GIST_SECRET", "MC_API_TOKEN", "MC_BUNDLE_KEY", "MC_CREDS", "MC_LOGIN"):
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("MC_UNSET", raising=False)
+    [source] = sources_of({"sources": [written]})
+
+    assert value in source.url
+    for text in (source.display_url, repr(source), source.redact(f"GET {source.url}: 403")):
+        assert value not in text, text
+        assert "***" in text
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        pytest.param("${MC_NOTES_DIR}/AGENTS.md", "/srv/notes/AGENTS.md", id="notes-dir"),
+        pytest.param("${HOME}/AGENTS.md", "/home/agent/AGENTS.md", id="home"),
+        pytest.param("https://${MC_HOST}/docs/${MC_TOPIC}.md", "https://files.example/docs/style.md", id="host"),
+        pytest.param(
+            "https://alice:${MC_PASS}@${MC_HOST}/a.md?v=${MC_VERSION}",
+            "https://***@files.example/a.md?v=2.1",
+            id="beside-a-password",
+        ),
+    ],
+)
+def test_harmless_variables_stay_readable(written: str, expected: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Paths, hosts and other values of variables with plain names are shown as they expand."""
+    monkeypatch.setenv("MC_NOTES_DIR", "/srv/notes")
+    monkeypatch.setenv("HOME", "/home/agent")
+    monkeypatch.setenv("MC_HOST", "files.example")
+    monkeypatch.setenv("MC_TOPIC", "style")
+    monkeypatch.setenv("MC_VERSION", "2.1")
+    monkeypatch.setenv("MC_PASS", "Zx9/Qk+w==")
+    [source] = sources_of({"sources": [written]})
+
+    assert source.display_url == expected
+    assert f"url={expected!r}" in repr(source)
 
 
 # -- chains ------------------------------------------------------------------------------------
