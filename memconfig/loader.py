@@ -7,13 +7,15 @@ inline in the caller's thread (a thread hop costs more than the read); every
 other source runs as one coroutine on fsspec's I/O loop — async filesystems
 (HTTP, S3) natively, sync ones (zip, git) on a bounded thread pool — so one
 pass costs about one round trip however many sources there are. Async
-filesystems are read through a streamed file, so an empty object reads as empty
+filesystems are read as a stream, so an empty object reads as empty
 bytes and a server that ignores ``Range`` still sends no more than is read.
 """
 
 from __future__ import annotations
 
 import asyncio
+import datetime
+import email.utils
 import errno
 import hashlib
 import os
@@ -74,6 +76,8 @@ _CUT_SHORT = frozenset({"ClientPayloadError", "ResponseStreamingError", "Incompl
 # Fingerprint fields of fsspec info() dicts, strongest first.
 _VALIDATORS = ("ETag", "etag", "Content-MD5", "Digest", "hex", "md5", "checksum", "crc", "CRC")
 _TIMES = ("mtime", "LastModified", "Last-Modified", "last_modified", "updated", "created", "date_time")
+# How close to a whole-second modification time a read must not be for that time to stand as a fingerprint.
+_RACY_SECONDS = 2.0
 
 
 class _Skip(Exception):
@@ -258,31 +262,30 @@ class FsspecLoader:
 
     async def _read_one(self, request: LoadRequest, fs: Any, path: str, started: float) -> LoadResult:
         native = fs.async_impl and not request.source.chained
-
-        async def info() -> str | None:
-            try:
-                if request.source.parent is None:  # a glob's match is in the listing made this pass
-                    fs.invalidate_cache(path)  # s3fs answers info() from cached listings
-                found = await fs._info(path) if native else await self._in_thread(fs.info, path)
-                return _fingerprint(found)
-            except Exception:
-                return None  # the read below reports the real error
-
-        async def read() -> bytes:
-            if native:
-                return await _read_async(fs, path, self.max_bytes + 1)
-            return bytes(await self._in_thread(fs.cat_file, path, start=0, end=self.max_bytes + 1))
-
-        if request.fingerprint is not None:
-            fingerprint = await info()
+        wanted = self.fingerprints or request.fingerprint is not None
+        fingerprint = None
+        # A fingerprint is taken before the read or from the read's own response, never after:
+        # one newer than the text it is stored with would hide the change in between for good.
+        if request.fingerprint is not None or (wanted and not (native and _answers_with_info(fs))):
+            fingerprint = await self._info(request, fs, path, native)
             if fingerprint is not None and fingerprint == request.fingerprint:
                 return _unchanged(request, fingerprint, started)
-            data = await read()
-        elif self.fingerprints:
-            fingerprint, data = await asyncio.gather(info(), read())
+        if native:
+            data, info = await _read_async(fs, path, self.max_bytes + 1, for_fingerprint=wanted)
+            if wanted and info is not None:
+                fingerprint = _fingerprint(info)
         else:
-            fingerprint, data = None, await read()
+            data = bytes(await self._in_thread(fs.cat_file, path, start=0, end=self.max_bytes + 1))
         return self._finish(request, data, fingerprint, started)
+
+    async def _info(self, request: LoadRequest, fs: Any, path: str, native: bool) -> str | None:
+        """The fingerprint fsspec's ``info()`` gives *path*, or ``None`` (the read then reports any real error)."""
+        try:
+            if request.source.parent is None:  # a glob's match is in the listing made this pass
+                fs.invalidate_cache(path)  # s3fs answers info() from cached listings
+            return _fingerprint(await fs._info(path) if native else await self._in_thread(fs.info, path))
+        except Exception:
+            return None
 
     async def _retrying(self, source: Source, attempt: Callable[[], Awaitable[Any]]) -> Any:
         """Run *attempt* under the source's timeout, retrying transient failures with backoff and jitter."""
@@ -354,36 +357,63 @@ class FsspecLoader:
         return results
 
 
-async def _read_async(fs: Any, path: str, limit: int) -> bytes:
+async def _read_async(fs: Any, path: str, limit: int, *, for_fingerprint: bool) -> tuple[bytes, dict[str, Any] | None]:
     """Read at most *limit* bytes of *path* on an async filesystem, as a stream.
 
     A byte range would not do: for an empty object it is "not satisfiable"
     (HTTP 416, S3 InvalidRange), and a server that ignores ``Range`` sends the
     whole body, which ``_cat_file`` reads whole. A stream stops after *limit*.
+
+    Returns the bytes and, for HTTP and S3, an ``info()``-like dict made from the
+    same response (``None`` elsewhere), so a fingerprint belongs to exactly the
+    bytes read. With *for_fingerprint*, an HTTP read asks for the body as
+    fsspec's ``info()`` does (``Accept-Encoding: identity``): a compressed answer
+    may carry another ETag (nginx weakens it, Apache suffixes it), which the next
+    ``info()`` would never match.
     """
     if _is_http(fs):
         # The GET that fsspec's _cat_file makes, without the Range. (Its open_async drops the
         # filesystem's request options, such as headers, and asks for the size with a HEAD first.)
         session = await fs.set_session()
-        async with session.get(fs.encode_url(path), **fs.kwargs) as response:
+        kwargs = fs.kwargs
+        if for_fingerprint:
+            kwargs = {**kwargs, "headers": {**kwargs.get("headers", {}), "Accept-Encoding": "identity"}}
+        async with session.get(fs.encode_url(path), **kwargs) as response:
             fs._raise_not_found_for_status(response, path)  # 404 → FileNotFoundError, as _cat_file
-            return await _read_upto(response.content.read, limit)  # cut short, the connection is closed
-    if getattr(fs, "version_aware", False) and fs.split_path(path)[-1]:
-        stream = None  # s3fs's streamed file would read the latest version, not the one pinned in the path
-    else:
+            data = await _read_upto(response.content.read, limit)  # cut short, the connection is closed
+            return data, _http_info(response.headers)
+    if _is_s3(fs):
+        # The GET s3fs's streamed file sends (plus a pinned version), keeping the response's
+        # ETag and LastModified, which the streamed file drops. s3fs adds its request options.
+        bucket, key, version = fs.split_path(path)
+        pinned = {"VersionId": version} if version else {}
+        response = await fs._call_s3("get_object", Bucket=bucket, Key=key, **pinned)
+        body = response["Body"]
         try:
-            stream = await fs.open_async(path, "rb")
-        except NotImplementedError:
-            stream = None
-    if stream is None:
-        return bytes(await fs._cat_file(path, start=0, end=limit))
+            data = await _read_upto(body.read, limit)
+        finally:
+            body.close()  # ends the response if cut short
+        info = {"ETag": response.get("ETag"), "LastModified": response.get("LastModified")}
+        date = response.get("ResponseMetadata", {}).get("HTTPHeaders", {}).get("date")
+        return data, {**info, "size": response.get("ContentLength"), "Date": date}
     try:
-        return await _read_upto(stream.read, limit)
+        stream = await fs.open_async(path, "rb")
+    except NotImplementedError:
+        return bytes(await fs._cat_file(path, start=0, end=limit)), None
+    try:
+        return await _read_upto(stream.read, limit), None
     finally:
         await stream.close()
-        body = getattr(stream, "r", None)  # s3fs's close() leaves the response open: end it if cut short
-        if body is not None:
-            body.close()
+
+
+def _http_info(headers: Any) -> dict[str, Any]:
+    """What fsspec's HTTP ``info()`` would make of these response headers, and the server's ``Date``."""
+    info: dict[str, Any] = {
+        k: headers[k] for k in ("ETag", "Content-MD5", "Digest", "Last-Modified", "Date") if headers.get(k)
+    }
+    if "Content-Length" in headers and headers.get("Content-Encoding", "identity") in ("identity", ""):
+        info["size"] = int(headers["Content-Length"])
+    return info
 
 
 async def _read_upto(read: Callable[[int], Awaitable[bytes]], limit: int) -> bytes:
@@ -436,8 +466,20 @@ def _is_directory(source: Source, exc: BaseException) -> bool:
 
 
 def _is_http(fs: Any) -> bool:
-    protocols = (fs.protocol,) if isinstance(fs.protocol, str) else fs.protocol
-    return bool({"http", "https"} & set(protocols))
+    return bool({"http", "https"} & _protocols(fs))
+
+
+def _is_s3(fs: Any) -> bool:
+    return bool({"s3", "s3a"} & _protocols(fs)) and callable(getattr(fs, "_call_s3", None))
+
+
+def _answers_with_info(fs: Any) -> bool:
+    """Whether :func:`_read_async` brings back the fingerprint's info with the bytes."""
+    return _is_http(fs) or _is_s3(fs)
+
+
+def _protocols(fs: Any) -> set[str]:
+    return {fs.protocol} if isinstance(fs.protocol, str) else set(fs.protocol)
 
 
 def _child(request: LoadRequest, fs: Any, path: str) -> LoadRequest:
@@ -453,13 +495,56 @@ def _files(listing: Any) -> list[str]:
 
 
 def _fingerprint(info: dict[str, Any]) -> str | None:
-    """A change token from an fsspec ``info()`` dict, or ``None`` if it has none worth trusting."""
+    """A change token from an fsspec ``info()`` dict, or ``None`` if it has none worth trusting.
+
+    A time of whole seconds (HTTP ``Last-Modified``, S3 ``LastModified``) cannot
+    tell this version from an edit later in the same second: within
+    :data:`_RACY_SECONDS` of the read it is no token, and the next check compares
+    content hashes instead (git's "racy" files). ``Date``, where the info comes
+    from the read's own response, is the server's clock at the read.
+    """
     for key in _VALIDATORS:
         if info.get(key):
             return f"{key}:{info[key]}"
     for key in _TIMES:
         if info.get(key):
+            if _racy(info[key], info.get("Date")):
+                return None
             return f"{key}:{info[key]}:{info.get('size')}:{info.get('ino', '')}"
+    return None
+
+
+def _racy(value: Any, date: Any) -> bool:
+    """Whether modification time *value* is too coarse and too recent to tell a same-second edit apart."""
+    when = _seconds(value)
+    if when is None:
+        return True  # a time that cannot be read cannot be shown to be old enough
+    at, whole = when
+    if not whole:
+        return False
+    server = _seconds(date) if date else None
+    now = server[0] if server is not None else time.time()
+    return abs(now - at) < _RACY_SECONDS
+
+
+def _seconds(value: Any) -> tuple[float, bool] | None:
+    """(POSIX time, whether it is whole seconds) of a number, datetime or HTTP or ISO 8601 date, else ``None``."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value), float(value).is_integer()
+    if isinstance(value, str):
+        try:
+            value = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            try:
+                value = datetime.datetime.fromisoformat(value)
+            except ValueError:
+                return None
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=datetime.UTC)
+        return value.timestamp(), value.microsecond == 0
     return None
 
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 import json
 import logging
 import threading
 import urllib.request
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from typing import Any
@@ -38,8 +40,8 @@ class _Failure:
 class WebServer:
     """An aiohttp server on ``127.0.0.1``, on its own event loop in a thread.
 
-    Set up paths (without the leading ``/``) with :meth:`serve`, :meth:`fail`
-    and :meth:`delay`; any other path answers 404. :attr:`hits` counts requests
+    Set up paths (without the leading ``/``) with :meth:`serve`, :meth:`fail`,
+    :meth:`delay` and :meth:`then`; any other path answers 404. :attr:`hits` counts requests
     per path, :attr:`methods` per method and path; :attr:`auth` records each
     request's ``Authorization`` header; :attr:`peak` is the most requests
     ever in progress at once; :attr:`sent` counts the body bytes written for
@@ -50,8 +52,10 @@ class WebServer:
         self.files: dict[str, bytes] = {}
         self.headers: dict[str, dict[str, str]] = {}
         self.whole: set[str] = set()  # paths that ignore Range and stream the whole body
+        self.compressed: set[str] = set()  # paths gzipped for clients that accept it, as nginx's gzip
         self.failures: dict[str, _Failure] = {}
-        self.delays: dict[str, float] = {}
+        self.delays: dict[tuple[str, str | None], float] = {}  # (path, method or None for all): seconds
+        self.hooks: dict[tuple[str, str], Callable[[], None]] = {}  # (path, method): run once the answer is made
         self.cuts: dict[str, list[int]] = {}  # path: [bytes sent before hanging up, times left]
         self.hits: Counter[str] = Counter()
         self.methods: Counter[tuple[str, str]] = Counter()
@@ -82,6 +86,7 @@ class WebServer:
         etag: str | None = None,
         last_modified: float | None = None,
         ranges: bool = True,
+        compress: bool = False,
     ) -> str:
         """Serve *body* at *path*; returns its URL.
 
@@ -89,12 +94,15 @@ class WebServer:
         so for any range of an empty body) unless *ranges* is false: then the whole
         body is streamed in chunks whatever was asked, as by servers that ignore
         ``Range``, and :attr:`sent` counts what was written before the client hung up.
+        With *compress*, a client that accepts gzip gets the body gzipped and the
+        ETag weakened (``W/"…"``), as nginx's gzip module answers.
         """
         self.files[path] = body.encode() if isinstance(body, str) else body
-        if ranges:
-            self.whole.discard(path)
-        else:
-            self.whole.add(path)
+        for flag, paths in ((not ranges, self.whole), (compress, self.compressed)):
+            if flag:
+                paths.add(path)
+            else:
+                paths.discard(path)
         extra = {}
         if etag is not None:
             extra["ETag"] = f'"{etag}"'
@@ -113,10 +121,14 @@ class WebServer:
         self.cuts[path] = [after, times]
         return self.url(path)
 
-    def delay(self, path: str, seconds: float) -> str:
-        """Wait *seconds* before answering *path* (cut short when the server stops)."""
-        self.delays[path] = seconds
+    def delay(self, path: str, seconds: float, method: str | None = None) -> str:
+        """Wait *seconds* before answering *path*, or only its *method* requests; cut short when the server stops."""
+        self.delays[path, method] = seconds
         return self.url(path)
+
+    def then(self, path: str, method: str, action: Callable[[], None]) -> None:
+        """Run *action* on the server's loop once, right after the next *method* answer for *path* is made."""
+        self.hooks[path, method] = action
 
     def reset(self) -> None:
         """Let slow answers finish now, then forget every path and count."""
@@ -125,6 +137,8 @@ class WebServer:
         self.files.clear()
         self.headers.clear()
         self.whole.clear()
+        self.compressed.clear()
+        self.hooks.clear()
         self.sent.clear()
         self.failures.clear()
         self.delays.clear()
@@ -162,9 +176,12 @@ class WebServer:
             return await self._answer(request, path)
         finally:
             self._active -= 1
+            hook = self.hooks.pop((path, request.method), None)
+            if hook is not None:
+                hook()
 
     async def _answer(self, request: web.Request, path: str) -> web.StreamResponse:
-        seconds = self.delays.get(path)
+        seconds = self.delays.get((path, request.method), self.delays.get((path, None)))
         if seconds and self._release is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._release.wait(), seconds)
@@ -183,6 +200,12 @@ class WebServer:
         if path in self.whole:
             return await self._stream(request, path, body)
         headers = {"Accept-Ranges": "bytes", **self.headers.get(path, {})}
+        if path in self.compressed and "gzip" in request.headers.get("Accept-Encoding", ""):
+            if "ETag" in headers:
+                headers["ETag"] = f"W/{headers['ETag']}"
+            headers["Content-Encoding"] = "gzip"
+            body = gzip.compress(body)  # and no ranges, as nginx once it compresses
+            return web.Response(body=body, headers={**headers, "Content-Length": str(len(body))})
         wanted = request.http_range
         if request.headers.get("Range") and (wanted.start is not None or wanted.stop is not None):
             start, stop, _ = wanted.indices(len(body))

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
 import os
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from memconfig import FsspecLoader, LoadRequest, Source, TemplateFormatter
-from memconfig.loader import local_fingerprint
+from memconfig.loader import _fingerprint, local_fingerprint
 
 
 def _source(url: str, key: str | None = None, **kwargs: Any) -> Source:
@@ -126,6 +129,42 @@ def test_same_bytes_with_new_fingerprint_are_unchanged(memfs: Any) -> None:
     memfs.pipe("/a.md", b"same")
     [again] = loader.load([LoadRequest(_source("memory://a.md"), "stale-token", first.sha256)])
     assert again.status == "unchanged"
+
+
+def _http_date(when: datetime.datetime) -> str:
+    return when.strftime("%a, %d %b %Y %H:%M:%S GMT")
+
+
+_OLD = datetime.datetime(2001, 1, 1, tzinfo=datetime.UTC)
+
+
+@pytest.mark.parametrize(
+    ("info", "kept"),
+    [
+        pytest.param(lambda s: {"LastModified": s, "size": 3}, False, id="s3-time-this-second"),
+        pytest.param(lambda s: {"LastModified": s - datetime.timedelta(minutes=1)}, True, id="s3-time-a-minute-old"),
+        pytest.param(lambda s: {"Last-Modified": _http_date(s)}, False, id="http-date-this-second"),
+        pytest.param(lambda s: {"Last-Modified": _http_date(_OLD)}, True, id="http-date-old"),
+        pytest.param(lambda s: {"Last-Modified": _http_date(s), "Date": _http_date(_OLD)}, True, id="server-clock"),
+        pytest.param(lambda s: {"Last-Modified": _http_date(s), "Date": "not a date"}, False, id="unreadable-date"),
+        pytest.param(lambda s: {"mtime": s.timestamp()}, False, id="whole-second-number"),
+        pytest.param(lambda s: {"mtime": s.timestamp() + 0.25}, True, id="sub-second-number"),
+        pytest.param(
+            lambda s: {"updated": (s + datetime.timedelta(milliseconds=250)).isoformat().replace("+00:00", "Z")},
+            True,
+            id="iso-with-milliseconds",
+        ),
+        pytest.param(lambda s: {"updated": "yesterday-ish"}, False, id="unreadable-time"),
+        pytest.param(lambda s: {"ETag": '"v1"', "Last-Modified": _http_date(s)}, True, id="etag"),
+        pytest.param(lambda s: {"hex": "ab12", "mtime": s.timestamp()}, True, id="git-hex"),
+    ],
+)
+def test_whole_second_time_near_the_read_is_no_fingerprint(
+    info: Callable[[datetime.datetime], dict[str, Any]], kept: bool
+) -> None:
+    """A whole-second time within 2 s of the read (by the server's clock if sent) is no token; others are."""
+    this_second = datetime.datetime.fromtimestamp(int(time.time()), datetime.UTC)
+    assert (_fingerprint(info(this_second)) is not None) is kept
 
 
 def test_glob_expands_in_sorted_order(memfs: Any) -> None:

@@ -463,6 +463,68 @@ def test_revalidation_checks_headers_not_body(web: WebServer, validator: dict[st
     assert "second version" in pipeline.render(state=state)
 
 
+def revalidating(url: str, **config: Any) -> Pipeline:
+    """A pipeline of one source under the ``revalidate`` policy, with fast loader settings."""
+    return Pipeline.from_config(
+        {"version": 1, "sources": [url], "loader": FAST, "cache": {"policy": "revalidate"}, **config}
+    )
+
+
+def test_edit_during_the_first_read_is_seen_next_render(web: WebServer) -> None:
+    """A file edited right after its first GET is answered is read again next render, not kept under the new ETag."""
+    url = web.serve("race.md", "old rules", etag="v1")
+    web.delay("race.md", 0.5, method="HEAD")  # a HEAD sent beside the GET would see the edit
+    web.then("race.md", "GET", lambda: web.serve("race.md", "new rules", etag="v2"))
+    pipeline, state = revalidating(url), {}
+    assert "old rules" in pipeline.render(state=state)
+    assert (web.methods["GET", "race.md"], web.methods["HEAD", "race.md"]) == (1, 0)
+    web.delay("race.md", 0, method="HEAD")
+    assert "new rules" in pipeline.render(state=state)
+
+
+def test_compressing_server_is_revalidated_with_one_head(web: WebServer) -> None:
+    """A server that gzips and weakens its ETag: the stored ETag is the one HEAD sends, so no GET follows."""
+    url = web.serve("gz.md", "compressible rules " * 100, etag="v1", compress=True)
+    pipeline, state = revalidating(url), {}
+    assert "compressible rules" in pipeline.render(state=state)
+    web.methods.clear()
+    assert "compressible rules" in pipeline.render(state=state)
+    assert (web.methods["HEAD", "gz.md"], web.methods["GET", "gz.md"]) == (1, 0)
+
+
+def test_same_second_edit_behind_last_modified_is_seen(web: WebServer) -> None:
+    """A Last-Modified of the read's own second is no fingerprint, so a same-size edit in that second still shows."""
+    now = time.time()
+    url = web.serve("racy.md", "rule: use tabs", last_modified=now)
+    pipeline, state = revalidating(url), {}
+    assert "use tabs" in pipeline.render(state=state)
+    web.serve("racy.md", "rule: use SPCS", last_modified=now)
+    assert "use SPCS" in pipeline.render(state=state)
+
+
+@pytest.mark.parametrize(
+    ("headers", "fingerprint"),
+    [
+        pytest.param({"last_modified": -60}, "Last-Modified:", id="last-modified-a-minute-old"),
+        pytest.param({"last_modified": 0, "etag": "v1"}, 'ETag:"v1"', id="etag-beside-a-recent-last-modified"),
+    ],
+)
+def test_old_last_modified_or_etag_stays_a_fingerprint(
+    web: WebServer, headers: dict[str, Any], fingerprint: str
+) -> None:
+    """A Last-Modified older than the read by seconds, or any ETag, is kept: an unchanged check costs one HEAD."""
+    headers = {k: time.time() + v if k == "last_modified" else v for k, v in headers.items()}
+    url = web.serve("kept.md", "kept rules", **headers)
+    source = Source(key=url, name=url, url=url, retries=0)
+    loader = FsspecLoader(fingerprints=True)
+    [first] = loader.load([LoadRequest(source)])
+    assert first.fingerprint is not None and first.fingerprint.startswith(fingerprint)
+    web.methods.clear()
+    [again] = loader.load([LoadRequest(source, first.fingerprint, first.sha256)])
+    assert again.status == "unchanged"
+    assert (web.methods["HEAD", "kept.md"], web.methods["GET", "kept.md"]) == (1, 0)
+
+
 def test_user_info_is_sent_as_basic_auth(web: WebServer) -> None:
     """``http://user:pass@host`` reaches the server as HTTP basic auth."""
     url = web.serve("private.md", "private text").replace("http://", "http://reader:opensesame@")
@@ -609,6 +671,22 @@ def test_remote_file_over_max_bytes_is_too_large(
     assert one(logs, "source_skipped", over)["reason"] == "too_large"
     assert one(logs, "source_loaded", at)["bytes"] == 1000
     assert "y" * 1000 in prompt
+
+
+def test_cold_read_fingerprint_is_the_etag_the_read_came_with(
+    remote: Callable[..., tuple[str, dict[str, Any]]],
+) -> None:
+    """Under fingerprinting, a cold read is one GET whose own ETag is stored with its text, and edits are seen."""
+    etag = hashlib.md5(b"first text").hexdigest()  # what S3 makes of a single-part object
+    url, extra = remote("fp.md", "first text", etag=etag)
+    source = Source(key=url, name=url, url=url, retries=0, storage_options=extra.get("storage", {}).get("s3", {}))
+    loader = FsspecLoader(fingerprints=True)
+    [first] = loader.load([LoadRequest(source)])
+    assert (first.content, first.fingerprint) == ("first text", f'ETag:"{etag}"')
+    remote("fp.md", "second text", etag="other")
+    [again] = loader.load([LoadRequest(source, first.fingerprint, first.sha256)])
+    assert again.content == "second text"
+    assert again.fingerprint not in (None, first.fingerprint)
 
 
 def test_server_ignoring_range_sends_no_more_than_is_read(web: WebServer, logs: list[dict[str, Any]]) -> None:
