@@ -572,6 +572,14 @@ class _Merge:
             self._take(result, result.content, held)
             return _entry(source, result.sha256, result.fingerprint, result.bytes, stamp)
         if result.status == "unchanged":
+            latest = self.latest.get(key)
+            # A check found a usable fingerprint for the copy this process holds (its read had none): keep it.
+            if (
+                latest is not None
+                and latest.sha256 == result.sha256
+                and result.fingerprint not in (None, latest.fingerprint)
+            ):
+                self.latest[key] = replace(latest, fingerprint=result.fingerprint)
             if held is not None and held["sha256"] == result.sha256:
                 if held.get("stale"):  # back after failing: on record as loaded again
                     self._take(replace(result, bytes=held["bytes"]), self.contents[key], held)

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
+from urllib.parse import quote
 
 __all__ = ["Substitution", "UnsetVariableError", "expand_vars", "expand_vars_traced"]
 
@@ -53,8 +54,14 @@ def expand_vars(text: str, environ: Mapping[str, str] | None = None) -> str:
     return expand_vars_traced(text, environ)[0] if "$" in text else text
 
 
-def expand_vars_traced(text: str, environ: Mapping[str, str] | None = None) -> tuple[str, list[Substitution]]:
+def expand_vars_traced(
+    text: str, environ: Mapping[str, str] | None = None, *, quote_within: Sequence[tuple[int, int]] = ()
+) -> tuple[str, list[Substitution]]:
     """:func:`expand_vars`, also giving each substitution made, so a caller can tell which values to keep secret.
+
+    A value substituted inside one of the *quote_within* spans of *text* is
+    percent-encoded (for URL user-info: a password holding ``@`` or ``/``
+    must not turn into a host name).
 
     Raises:
         UnsetVariableError: a variable is unset and has no default.
@@ -77,6 +84,8 @@ def expand_vars_traced(text: str, environ: Mapping[str, str] | None = None) -> t
                 raise UnsetVariableError(name)
             value = default
         made.append(Substitution(name, value, match.start(), match.end()))
+        if any(start <= match.start() and match.end() <= end for start, end in quote_within):
+            return quote(value, safe=":")  # ":" still parts user from password
         return value
 
     return _VAR_RE.sub(substitute, text), made

@@ -14,12 +14,13 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
+from urllib.parse import quote
 
 import fsspec
 from fsspec.core import split_protocol
 from fsspec.implementations.local import LocalFileSystem
 
-from .interpolation import Substitution, expand_vars, expand_vars_traced
+from .interpolation import expand_vars, expand_vars_traced
 from .redact import Redactor, is_secret_key, url_secrets, userinfo_spans
 
 if TYPE_CHECKING:
@@ -188,25 +189,28 @@ def _absolute(url: str, config: Config) -> str:
     return "::".join(parts)
 
 
-def _substituted_secrets(written: str, substitutions: Sequence[Substitution]) -> list[str]:
-    """The values put into *written* by ``${VAR}`` that must not be shown.
+def _expand_url(written: str) -> tuple[str, list[str]]:
+    """A source URL with ``${VAR}`` expanded, and the substituted values that must not be shown.
 
-    Those of variables whose name looks secret (``${GIST_TOKEN}``,
-    ``${DB_PASSWORD}``), and every value put into the user-info of a URL
-    (``https://alice:${PASS}@host``): once substituted, a password holding
-    ``/``, ``#`` or ``?`` no longer reads as user-info. Other values, such as
-    ``${HOME}``, stay readable.
+    Values put into the user-info of a URL (``https://alice:${PASS}@host``) are
+    percent-encoded, so a password holding ``@``, ``/``, ``?`` or ``#`` stays a
+    password (unencoded, part of it would be taken for the host and looked up).
+    Not to be shown: those values, and the values of variables whose name looks
+    secret (``${GIST_TOKEN}``, ``${DB_PASSWORD}``). Others, like ``${HOME}``, stay readable.
     """
+    _, substitutions = expand_vars_traced(written)
     # User-info is found in the text as written, each reference blanked: a default may hold "/" or "@".
     blanked = written
     for sub in substitutions:
         blanked = blanked[: sub.start] + "_" * (sub.end - sub.start) + blanked[sub.end :]
     spans = userinfo_spans(blanked)
-    return [
+    url, substitutions = expand_vars_traced(written, quote_within=spans)
+    hidden = [
         sub.value
         for sub in substitutions
         if is_secret_key(sub.name) or any(start <= sub.start and sub.end <= end for start, end in spans)
     ]
+    return url, hidden + [quote(value, safe=":") for value in hidden]
 
 
 def protocol_problem(written: str) -> str | None:
@@ -234,11 +238,11 @@ def build_sources(config: Config) -> list[Source]:
     """The config's sources, resolved, with per-protocol and named storage options merged."""
     out = []
     for item in config.sources:
-        expanded, substitutions = expand_vars_traced(item.written)
+        expanded, hidden = _expand_url(item.written)
         url = _absolute(expanded, config)
         protocols = [part.protocol or "file" for part in _chain(url)]
         options = _options_for(protocols, config, item.storage_options, item.credentials)
-        redact = Redactor(options, [*url_secrets(url), *_substituted_secrets(item.written, substitutions)])
+        redact = Redactor(options, [*url_secrets(url), *hidden])
         out.append(
             Source(
                 key=redact(item.written),

@@ -694,3 +694,17 @@ def test_remote_file_left_out_as_empty_is_not_downloaded_again(web: WebServer) -
     for _ in range(3):
         assert pipeline.render(state=state) == "full"
     assert web.methods["GET", "empty.md"] == 0
+
+
+def test_fingerprint_found_later_is_used_for_every_state(web: WebServer) -> None:
+    """A file read too soon after its edit to trust its Last-Modified is checked with a HEAD once that settles."""
+    url = web.serve("fresh.md", "just edited", last_modified=time.time())
+    pipeline = _remote([url])
+    state: dict[str, Any] = {}
+    assert pipeline.render(state=state) == "just edited"
+    time.sleep(2.2)  # the Last-Modified is now old enough to tell same-second edits apart
+    assert pipeline.render(state=state) == "just edited"
+    web.methods.clear()
+    for target in (state, {}):
+        assert pipeline.render(state=target) == "just edited"
+    assert (web.methods["GET", "fresh.md"], web.methods["HEAD", "fresh.md"]) == (0, 2)

@@ -8,6 +8,7 @@ import subprocess
 import zipfile
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from structlog.testing import capture_logs
@@ -145,7 +146,8 @@ def test_password_from_a_variable_never_shows(password: str, monkeypatch: pytest
     with capture_logs() as logs:
         pipeline.load()
 
-    assert source.url == f"https://alice:{password}@127.0.0.1:1/AGENTS.md"
+    # Percent-encoded in user-info: a "/" or "@" in a password must not become part of the host.
+    assert source.url == f"https://alice:{quote(password, safe=':')}@127.0.0.1:1/AGENTS.md"
     assert source.display_url == "https://***@127.0.0.1:1/AGENTS.md"
     for text in (repr(source), source.redact(f"cannot open {source.url}"), repr(logs)):
         assert password not in text, text
@@ -170,7 +172,7 @@ def test_secret_values_from_variables_are_masked(written: str, value: str, monke
     monkeypatch.delenv("MC_UNSET", raising=False)
     [source] = sources_of({"sources": [written]})
 
-    assert value in source.url
+    assert value in source.url or quote(value, safe=":") in source.url
     for text in (source.display_url, repr(source), source.redact(f"GET {source.url}: 403")):
         assert value not in text, text
         assert "***" in text
@@ -344,3 +346,18 @@ def test_git_source_with_relative_repository_loads_from_any_folder(
         ("git://prompts:v2@AGENTS.md", "loaded"),
     ]
     assert "pinned v1" in pipeline.render() and "pinned v2" in pipeline.render()
+
+
+def test_password_holding_at_and_slash_never_becomes_a_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``${VAR}`` password with ``@`` and ``/`` is sent encoded: no part of it is looked up or logged as a host."""
+    monkeypatch.setenv("MC_PASS", "xy@SuperSecretPart42/zz")
+    pipeline = Pipeline.from_config(
+        {
+            "version": 1,
+            "sources": [{"url": "https://alice:${MC_PASS}@127.0.0.1:1/AGENTS.md", "retries": 0, "timeout": 2}],
+        }
+    )
+    with capture_logs() as logs:
+        [result] = pipeline.load()
+    assert result.reason == "remote_error"
+    assert "supersecretpart42" not in repr(logs).lower() and "SuperSecret" not in repr(result)
