@@ -210,7 +210,22 @@ def _expand_url(written: str) -> tuple[str, list[str]]:
         for sub in substitutions
         if is_secret_key(sub.name) or any(start <= sub.start and sub.end <= end for start, end in spans)
     ]
+    hidden += [userinfo for sub in substitutions if (userinfo := _embedded_userinfo(sub.value))]
     return url, hidden + [quote(value, safe=":") for value in hidden]
+
+
+def _embedded_userinfo(value: str) -> str | None:
+    """The ``user:password`` of a whole URL given by one variable (``url: ${AGENTS_URL}``).
+
+    Read up to the last ``@``, as a password may hold ``/`` or ``#`` that end
+    the usual user-info rule early; only when it has the ``user:password`` form.
+    """
+    scheme = value.find("://")
+    at = value.rfind("@")
+    if scheme < 0 or at < scheme:
+        return None
+    userinfo = value[scheme + 3 : at]
+    return userinfo if ":" in userinfo else None
 
 
 def protocol_problem(written: str) -> str | None:

@@ -361,3 +361,11 @@ def test_password_holding_at_and_slash_never_becomes_a_host(monkeypatch: pytest.
         [result] = pipeline.load()
     assert result.reason == "remote_error"
     assert "supersecretpart42" not in repr(logs).lower() and "SuperSecret" not in repr(result)
+
+
+def test_whole_url_from_one_variable_keeps_its_password_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``url: ${AGENTS_URL}`` holding ``user:pass`` with a ``/`` in the password shows neither in the logged URL."""
+    monkeypatch.setenv("MC_AGENTS_URL", "https://alice:Zx9/Qk+w==@127.0.0.1:1/AGENTS.md")
+    [source] = sources_of({"sources": ["${MC_AGENTS_URL}"]})
+    for text in (source.display_url, repr(source), source.redact(f"cannot reach {source.url}")):
+        assert "Zx9" not in text and "Qk+w" not in text, text
