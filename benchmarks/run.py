@@ -284,11 +284,15 @@ class Bench:
         )
 
     # 1 ---------------------------------------------------------------------------
-    def http_cold(self, server: SlowServer) -> None:
+    def http_baseline(self, server: SlowServer) -> tuple[list[str], Any, int, list[float]]:
+        """The server's URLs, an HTTP filesystem, the repetitions, and the times of one GET (the baseline)."""
         urls = server.urls()
         http = fsspec.filesystem("http")
         reps = self.reps(7, 3)
-        get = sample(one_get(http, urls[0]), reps, warmup=2)
+        return urls, http, reps, sample(one_get(http, urls[0]), reps, warmup=2)
+
+    def http_cold(self, server: SlowServer) -> None:
+        urls, http, reps, get = self.http_baseline(server)
         for concurrency in self.concurrencies():
             config = config_for(urls, "once", concurrency)
 
@@ -423,10 +427,7 @@ class Bench:
 
     # 5 ---------------------------------------------------------------------------
     def http_revalidate(self, server: SlowServer) -> None:
-        urls = server.urls()
-        http = fsspec.filesystem("http")
-        reps = self.reps(7, 3)
-        get = sample(one_get(http, urls[0]), reps, warmup=2)
+        urls, _, reps, get = self.http_baseline(server)
         for concurrency in self.concurrencies():
             config = config_for(urls, "revalidate", concurrency)
             pipeline = Pipeline.from_config(config)
