@@ -2,15 +2,18 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
-from .appender import SystemPromptAppender
+from .append import APPENDERS, TextAppender
 from .cache import PolicyCache
 from .config import Config, load_config
 from .exceptions import ConfigError, MemconfigError, Problem, SourceError
-from .formatter import TemplateFormatter
-from .loader import FsspecLoader
+from .expand import EXPANDERS, Expander
+from .failures import Failure, SkipReason
+from .format import TemplateFormatter
+from .load import FsspecLoader
 from .pipeline import Pipeline
+from .render import Render, Section, SourceRecord
 from .sources import Source
-from .stages import Appender, Block, Entry, Formatter, Loader, LoadRequest, LoadResult, Snapshot, StateCache
+from .stages import Appender, Block, Formatter, Loader, LoadRequest, LoadResult, Processor, Snapshot, StateCache
 
 try:
     __version__ = version("memconfig")
@@ -18,11 +21,14 @@ except PackageNotFoundError:  # running from a source tree
     __version__ = "0.0.0"
 
 __all__ = [
+    "APPENDERS",
+    "EXPANDERS",
     "Appender",
     "Block",
     "Config",
     "ConfigError",
-    "Entry",
+    "Expander",
+    "Failure",
     "Formatter",
     "FsspecLoader",
     "LoadRequest",
@@ -32,12 +38,17 @@ __all__ = [
     "Pipeline",
     "PolicyCache",
     "Problem",
+    "Processor",
+    "Render",
+    "Section",
+    "SkipReason",
     "Snapshot",
     "Source",
     "SourceError",
+    "SourceRecord",
     "StateCache",
-    "SystemPromptAppender",
     "TemplateFormatter",
+    "TextAppender",
     "__version__",
     "load_config",
 ]

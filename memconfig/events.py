@@ -6,38 +6,50 @@ structlog, events go through it; otherwise they go to the stdlib logger
 prints nothing unless the application asked for it. Nothing is ever written
 to stdout.
 
-Events: ``source_loaded``, ``source_skipped``, ``source_stale``,
-``source_expanded``, ``prompt_built``. Every URL in an event is the redacted
-form (:attr:`Source.display_url`).
+Every event is declared once, in :data:`EVENTS` (its name, level rule and
+fields), which the emitters here and the log readers use alike; the schema
+is versioned by :data:`SCHEMA_VERSION`, carried by ``prompt_built``. Every
+event of one render carries that render's ``render_id``. Every URL in an event
+is the redacted form (:attr:`Source.display_url`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
-import io
+import itertools
 import json
 import logging
-from collections.abc import Iterable, Iterator, Mapping
-from typing import IO, TYPE_CHECKING, Any, BinaryIO, TextIO, cast
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
 if TYPE_CHECKING:
+    from .failures import Failure
     from .sources import Source
     from .stages import LoadResult
 
 __all__ = [
-    "configure_cli_logging",
+    "EVENTS",
+    "SCHEMA_VERSION",
+    "EventSpec",
     "prompt_built",
+    "prompt_failed",
+    "render_scope",
+    "source_dropped",
     "source_expanded",
     "source_loaded",
+    "source_retried",
     "source_skipped",
     "source_stale",
 ]
 
 LOGGER_NAME = "memconfig"
-_LEVELS: Mapping[str, int] = {
+LEVELS: Mapping[str, int] = {
     "debug": logging.DEBUG,
     "info": logging.INFO,
     "warning": logging.WARNING,
@@ -82,21 +94,126 @@ def one_pass() -> Iterator[None]:
         _PASS_LOGGER.reset(token)
 
 
+_RENDER_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("memconfig_render_id", default=None)
+_PROCESS_PREFIX = uuid.uuid4().hex[:12]
+_renders = itertools.count(1)
+
+
+@contextlib.contextmanager
+def render_scope() -> Iterator[str]:
+    """A new render id, carried by every event logged in this context (threads and tasks alike)."""
+    render_id = f"{_PROCESS_PREFIX}-{next(_renders)}"
+    token = _RENDER_ID.set(render_id)
+    try:
+        yield render_id
+    finally:
+        _RENDER_ID.reset(token)
+
+
 def _emit(level: str, event: str, fields: dict[str, Any]) -> None:
+    fields["render_id"] = _RENDER_ID.get()
     logger = _PASS_LOGGER.get()
     if logger is None:
         logger = _structlog_logger() if structlog.is_configured() else False
     if logger is not False:
         getattr(logger, level)(event, **fields)
         return
-    number = _LEVELS[level]
+    number = LEVELS[level]
     if _stdlib.isEnabledFor(number):
         record = {"event": event, **fields}
         _stdlib.log(number, json.dumps(record, default=str), extra={"memconfig": record})
 
 
+#: The version of the event schema below; bumped when a field changes meaning or goes away.
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class EventSpec:
+    """One event of the load log: its name, its fields (besides ``render_id``) and its level rule."""
+
+    name: str
+    fields: tuple[str, ...]
+    level: str
+    """``info``, ``warning``, or ``by reason`` (``source_skipped``: see :func:`source_skipped`)."""
+    about: str
+
+
+_SOURCE = ("source", "name", "url")
+EVENTS: Mapping[str, EventSpec] = MappingProxyType(
+    {
+        spec.name: spec
+        for spec in (
+            EventSpec(
+                "source_loaded",
+                (*_SOURCE, "parent", "via", "bytes", "chars", "sha256", "duration_ms", "cache"),
+                "info",
+                "a source was read and its content is in the prompt",
+            ),
+            EventSpec(
+                "source_skipped",
+                (*_SOURCE, "parent", "via", "reason", "detail", "required", "duration_ms"),
+                "by reason",
+                "a source is not in the prompt, and why",
+            ),
+            EventSpec(
+                "source_stale",
+                (*_SOURCE, "reason", "detail", "sha256"),
+                "warning",
+                "a refresh failed; the last good content stays in the prompt",
+            ),
+            EventSpec(
+                "source_retried",
+                (*_SOURCE, "attempt", "reason", "detail", "delay"),
+                "warning",
+                "a remote read failed in a way that may pass, and is tried again after a delay",
+            ),
+            EventSpec(
+                "source_expanded",
+                ("source", "url", "via", "count", "matches"),
+                "info",
+                "an expander turned a source into these children (logged when they change)",
+            ),
+            EventSpec(
+                "source_dropped",
+                (*_SOURCE, "reason", "processor", "chars"),
+                "warning",
+                "a processor took a loaded source out of the prompt",
+            ),
+            EventSpec(
+                "prompt_built",
+                (
+                    "schema",
+                    "sources_loaded",
+                    "sources_skipped",
+                    "chars",
+                    "sha256",
+                    "duration_ms",
+                    "memo",
+                    "cache_hits",
+                    "revalidated",
+                    "refreshed",
+                    "stale",
+                    "loaded",
+                    "skipped",
+                    "dropped",
+                ),
+                "info",
+                "one render finished: counts, the block's size and hash, what the cache did",
+            ),
+            EventSpec(
+                "prompt_failed",
+                ("schema", "failures", "sources_loaded", "sources_skipped", "duration_ms"),
+                "error",
+                "a render failed: every source it needed and did not get",
+            ),
+        )
+    }
+)
+
+
 def source_loaded(result: LoadResult, chars: int, cache: str) -> None:
-    """A source was read and its content is in the prompt."""
+    """A source was read and its content is in the prompt (*cache*: ``miss``, ``refreshed`` or ``hit``)."""
     source = result.source
     _emit(
         "info",
@@ -105,6 +222,8 @@ def source_loaded(result: LoadResult, chars: int, cache: str) -> None:
             "source": source.key,
             "name": source.name,
             "url": source.display_url,
+            "parent": source.parent,
+            "via": source.via,
             "bytes": result.bytes,
             "chars": chars,
             "sha256": result.sha256,
@@ -115,15 +234,21 @@ def source_loaded(result: LoadResult, chars: int, cache: str) -> None:
 
 
 def source_skipped(source: Source, reason: str, detail: str, duration_ms: float = 0.0) -> None:
-    """A source is not in the prompt, and why (a reason from ``SKIP_REASONS``)."""
+    """A source is not in the prompt, and why.
+
+    ``info`` for an optional source that is simply not there; ``warning`` for
+    any other reason, and for any required source.
+    """
     _emit(
-        "warning" if source.required else "info",
+        "info" if reason == "not_found" and not source.required else "warning",
         "source_skipped",
         {
             "source": source.key,
             "name": source.name,
             "url": source.display_url,
-            "reason": reason,
+            "parent": source.parent,
+            "via": source.via,
+            "reason": str(reason),
             "detail": detail,
             "required": source.required,
             "duration_ms": duration_ms,
@@ -140,57 +265,62 @@ def source_stale(source: Source, reason: str, detail: str, sha256: str | None) -
             "source": source.key,
             "name": source.name,
             "url": source.display_url,
-            "reason": reason,
+            "reason": str(reason),
             "detail": detail,
             "sha256": sha256,
         },
     )
 
 
-def source_expanded(source: Source, matches: Iterable[str]) -> None:
-    """A glob source was expanded into these matches, in this order."""
+def source_retried(source: Source, attempt: int, reason: str, detail: str, delay: float) -> None:
+    """Attempt *attempt* of a remote read failed transiently; the next starts in *delay* seconds."""
+    _emit(
+        "warning",
+        "source_retried",
+        {
+            "source": source.key,
+            "name": source.name,
+            "url": source.display_url,
+            "attempt": attempt,
+            "reason": str(reason),
+            "detail": detail,
+            "delay": round(delay, 3),
+        },
+    )
+
+
+def source_expanded(source: Source, via: str, matches: Iterable[str]) -> None:
+    """Expander *via* turned *source* into these children, in this order."""
     found = list(matches)
     _emit(
         "info",
         "source_expanded",
-        {"source": source.key, "url": source.display_url, "count": len(found), "matches": found},
+        {"source": source.key, "url": source.display_url, "via": via, "count": len(found), "matches": found},
     )
 
 
-def prompt_built(**fields: Any) -> None:
+def source_dropped(source: str, name: str, url: str, reason: str, processor: str, chars: int) -> None:
+    """Processor *processor* took a loaded source (of *chars* characters) out of the prompt."""
+    _emit(
+        "warning",
+        "source_dropped",
+        {
+            "source": source,
+            "name": name,
+            "url": url,
+            "reason": str(reason),
+            "processor": processor,
+            "chars": chars,
+        },
+    )
+
+
+def prompt_built(fields: dict[str, Any]) -> None:
     """One render finished: counts, the block's size and hash, and what the cache did."""
-    _emit("info", "prompt_built", fields)
+    _emit("info", "prompt_built", {"schema": SCHEMA_VERSION, **fields})
 
 
-def configure_cli_logging(format: str = "json", level: str = "info", stream: IO[Any] | None = None) -> None:
-    """Configure structlog globally for the command line: JSON lines or console text to *stream*.
-
-    Given a binary stream, JSON lines are rendered by orjson and written as
-    bytes: the configuration structlog's performance notes recommend, since a
-    render logs a line per source. Console text needs a text stream.
-    """
-    import sys
-
-    import orjson  # the CLI's dependency; the library itself renders nothing
-
-    stream = stream if stream is not None else sys.stderr
-    renderer: Any
-    factory: Any
-    if format == "json" and not isinstance(stream, io.TextIOBase):
-        renderer = structlog.processors.JSONRenderer(serializer=orjson.dumps)
-        factory = structlog.BytesLoggerFactory(file=cast(BinaryIO, stream))
-    else:
-        renderer = (
-            structlog.processors.JSONRenderer() if format == "json" else structlog.dev.ConsoleRenderer(colors=False)
-        )
-        factory = structlog.WriteLoggerFactory(file=cast(TextIO, stream))
-    structlog.configure(
-        processors=[
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            renderer,
-        ],
-        wrapper_class=structlog.make_filtering_bound_logger(_LEVELS.get(level, logging.INFO)),
-        logger_factory=factory,
-        cache_logger_on_first_use=False,
-    )
+def prompt_failed(failures: Sequence[Failure], fields: dict[str, Any]) -> None:
+    """A render failed: every source it needed and did not get."""
+    listed = [{"source": f.source, "reason": str(f.reason), "detail": f.detail} for f in failures]
+    _emit("error", "prompt_failed", {"schema": SCHEMA_VERSION, "failures": listed, **fields})

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .failures import Failure
 
 __all__ = ["ConfigError", "MemconfigError", "Problem", "SourceError"]
 
@@ -55,14 +59,29 @@ class ConfigError(MemconfigError, ValueError):
 
 
 class SourceError(MemconfigError):
-    """A source that had to load did not; keeps which one and why."""
+    """Sources that had to load did not; keeps every one of them and why.
+
+    Not always ``required`` sources: ``on_decode_error: fail`` fails a render too.
+
+    Attributes:
+        failures: every source the render needed and did not get, in prompt order.
+        source, reason, detail: those of the first, for callers that handle one.
+    """
 
     exit_code = 1
 
-    def __init__(self, source: str, reason: str, detail: str = "") -> None:
-        self.source = source
-        self.reason = reason
-        self.detail = detail
-        # Not always a ``required`` source: ``on_decode_error: fail`` fails a render too.
-        text = f"source {source!r} was not loaded and the render needs it: {reason}"
-        super().__init__(f"{text} ({detail})" if detail else text)
+    def __init__(self, failures: Sequence[Failure]) -> None:
+        if not failures:
+            raise ValueError("a SourceError needs at least one failure")
+        self.failures: tuple[Failure, ...] = tuple(failures)
+        first = self.failures[0]
+        self.source, self.reason, self.detail = first.source, first.reason, first.detail
+        super().__init__(self.format_message())
+
+    def format_message(self) -> str:
+        if len(self.failures) == 1:
+            first = self.failures[0]
+            text = f"source {first.source!r} was not loaded and the render needs it: {first.reason}"
+            return f"{text} ({first.detail})" if first.detail else text
+        lines = [f"{len(self.failures)} sources were not loaded and the render needs them:"]
+        return "\n".join(lines + [f"  {f}" for f in self.failures])

@@ -1,31 +1,41 @@
-"""The pipeline: wires loader → state cache → formatter → appender, and nothing more."""
+"""The pipeline: wires loader → state cache → processors → formatter → appender, and nothing more."""
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, MutableMapping
+from collections import OrderedDict
+from collections.abc import Mapping, MutableMapping, Sequence
+from dataclasses import replace
+from types import MappingProxyType
 from typing import Any
 
 from . import events
-from .appender import SystemPromptAppender
+from .append import TextAppender, appender_for
 from .cache import PolicyCache
 from .config import Config, load_config
+from .drive import Flow, arun, run
 from .exceptions import SourceError
-from .formatter import TemplateFormatter
-from .loader import FsspecLoader
+from .format import TemplateFormatter
+from .load import FsspecLoader
+from .process import Cleaning, ProcessorChain
+from .render import Render, SourceRecord
 from .sources import build_sources
-from .stages import Appender, Formatter, Loader, LoadResult, Snapshot, StateCache
+from .stages import Appender, Formatter, Loader, LoadResult, Processor, Snapshot, StateCache
 
 __all__ = ["Pipeline"]
 
+_MEMO = 64
+
 
 class Pipeline:
-    """Builds one prompt from the sources a config declares.
+    """Builds one memory block from the sources a config declares, and hands it over in the shape asked for.
 
-    ``render`` and ``arender`` keep contents in *state* (any mutable mapping:
-    an agent's state, a checkpointed thread's dict); without one, the
-    pipeline's own state is used, so repeated renders share one cache.
+    ``build`` / ``abuild`` give a :class:`~memconfig.Render`; ``render`` /
+    ``arender`` give it through an appender (``text``: the system prompt with the
+    block added). Contents are kept in *state* (any mutable mapping: an
+    agent's state, a checkpointed thread's dict); without one, the pipeline's
+    own state is used, so repeated renders share one cache.
     """
 
     def __init__(
@@ -33,20 +43,27 @@ class Pipeline:
         loader: Loader,
         cache: StateCache,
         formatter: Formatter,
-        appender: Appender,
+        appender: Appender | None = None,
         *,
+        processors: Sequence[Processor] = (),
         config: Config | None = None,
     ) -> None:
         self.loader = loader
         self.cache = cache
+        self.processors = ProcessorChain(processors)
         self.formatter = formatter
-        self.appender = appender
+        self.appender = appender if appender is not None else TextAppender()
         self.config = config
         self.state: dict[str, Any] = {}
+        self._appenders: dict[str, Appender] = {}
+        self._views: OrderedDict[str, tuple[str, str, tuple[SourceRecord, ...], int]] = OrderedDict()
 
     @classmethod
-    def from_config(cls, config: Config | Mapping[str, Any]) -> Pipeline:
-        """Build the four stages from a config object or a plain mapping.
+    def from_config(cls, config: Config | Mapping[str, Any], *, processors: Sequence[Processor] = ()) -> Pipeline:
+        """Build the stages from a config object or a plain mapping.
+
+        Args:
+            processors: the caller's own processors, run after the built-in cleaning.
 
         Raises:
             ConfigError: the mapping is not a valid config.
@@ -54,57 +71,145 @@ class Pipeline:
         if not isinstance(config, Config):
             config = Config.from_mapping(config)
         formatter = TemplateFormatter.from_config(config)
-        sources = build_sources(config)
-        return cls(
-            FsspecLoader.from_config(config, formatter.is_blank),
-            PolicyCache.from_config(config, sources),
-            formatter,
-            SystemPromptAppender.from_config(config),
-            config=config,
-        )
+        cleaning = Cleaning(formatter.layout.strip_html_comments)
+        chain = [*cleaning.steps, *processors]
+        loader = FsspecLoader.from_config(config, cleaning.is_blank, cleaning.token)
+        tokens = [loader.token, *(p.token for p in chain), formatter.token]
+        cache = PolicyCache.from_config(config, build_sources(config), tokens)
+        appender = appender_for(config.appender.format, config)
+        return cls(loader, cache, formatter, appender, processors=chain, config=config)
 
     @classmethod
-    def from_yaml(cls, path: str | os.PathLike[str]) -> Pipeline:
+    def from_yaml(cls, path: str | os.PathLike[str], *, processors: Sequence[Processor] = ()) -> Pipeline:
         """Build from a YAML config file. Raises :class:`ConfigError` naming the file."""
-        return cls.from_config(load_config(path))
+        return cls.from_config(load_config(path), processors=processors)
 
     def __repr__(self) -> str:
-        return f"Pipeline({self.loader!r}, {self.cache!r}, {self.formatter!r}, {self.appender!r})"
+        return f"Pipeline({self.loader!r}, {self.cache!r}, {self.processors!r}, {self.formatter!r}, {self.appender!r})"
 
-    def render(self, system: str | None = None, state: MutableMapping[str, Any] | None = None) -> str:
-        """The system prompt with the memory block added.
+    # -- the entry points: thin drivers over one flow --------------------------
+
+    def build(self, state: MutableMapping[str, Any] | None = None) -> Render:
+        """The memory block and an account of every source.
 
         Raises:
             SourceError: a required source is not available (or a decode error
-                under ``on_decode_error: fail``).
+                under ``on_decode_error: fail``); it lists every such source.
         """
-        started = time.perf_counter()
-        snapshot = self.cache.resolve(self.state if state is None else state, self.loader)
-        return self._finish(system, snapshot, started)
+        with events.render_scope() as render_id:
+            return run(self._build(self._state(state), render_id))
 
-    async def arender(self, system: str | None = None, state: MutableMapping[str, Any] | None = None) -> str:
+    async def abuild(self, state: MutableMapping[str, Any] | None = None) -> Render:
+        """:meth:`build` for asyncio callers: remote reads are awaited, never blocking the loop."""
+        with events.render_scope() as render_id:
+            return await arun(self._build(self._state(state), render_id))
+
+    def render(
+        self, system: Any = None, state: MutableMapping[str, Any] | None = None, *, format: str | Appender | None = None
+    ) -> Any:
+        """:meth:`build`, handed to an appender: by default, the system prompt with the block added (a ``str``).
+
+        Args:
+            format: a name from :data:`memconfig.append.APPENDERS` (``"text"``),
+                an appender of your own, or ``None`` for the config's ``appender.format``.
+        """
+        return self._appender(format).append(system, self.build(state))
+
+    async def arender(
+        self, system: Any = None, state: MutableMapping[str, Any] | None = None, *, format: str | Appender | None = None
+    ) -> Any:
         """:meth:`render` for asyncio callers."""
-        started = time.perf_counter()
-        snapshot = await self.cache.aresolve(self.state if state is None else state, self.loader)
-        return self._finish(system, snapshot, started)
+        return self._appender(format).append(system, await self.abuild(state))
 
     def load(self, state: MutableMapping[str, Any] | None = None) -> list[LoadResult]:
-        """Read every source now, whatever the cache policy; one result per source (or glob match)."""
-        snapshot = self.cache.resolve(self.state if state is None else state, self.loader, force=True)
+        """Read every source now, whatever the cache policy; one result per source (or expansion child)."""
+        with events.render_scope():
+            snapshot = run(self.cache.resolve(self._state(state), self.loader, force=True))
         return list(snapshot.results)
 
-    def _finish(self, system: str | None, snapshot: Snapshot, started: float) -> str:
-        block = self.formatter.format(snapshot)
-        prompt = self.appender.append(system, block)
-        events.prompt_built(
-            sources_loaded=len(snapshot.entries),
-            sources_skipped=snapshot.left_out,
-            chars=len(block.text),
-            sha256=block.sha256,
-            duration_ms=round((time.perf_counter() - started) * 1000, 3),
-            memo=block.memo,
+    # -- the one flow -----------------------------------------------------------
+
+    def _build(self, state: MutableMapping[str, Any], render_id: str) -> Flow[Render]:
+        started = time.perf_counter()
+        snapshot = yield from self.cache.resolve(state, self.loader)
+        view = self._views.get(snapshot.digest)  # a dict read needs no lock
+        memo = view is not None
+        if view is None:
+            view = self._view(snapshot)
+        text, sha256, records, dropped = view
+        counts = {
             **snapshot.stats,
-        )
+            "sources_loaded": len(snapshot.sections) - dropped,
+            "sources_skipped": snapshot.stats.get("sources_skipped", 0) + dropped,
+            "dropped": dropped,
+        }
+        duration_ms = round((time.perf_counter() - started) * 1000, 3)
         if snapshot.failures:
-            raise SourceError(*snapshot.failures[0])
-        return prompt
+            fields = {k: counts[k] for k in ("sources_loaded", "sources_skipped")}
+            events.prompt_failed(snapshot.failures, {**fields, "duration_ms": duration_ms})
+            raise SourceError(snapshot.failures)
+        events.prompt_built(
+            {
+                "sources_loaded": counts["sources_loaded"],
+                "sources_skipped": counts["sources_skipped"],
+                "chars": len(text),
+                "sha256": sha256,
+                "duration_ms": duration_ms,
+                "memo": memo,
+                "cache_hits": counts.get("cache_hits", 0),
+                "revalidated": counts.get("revalidated", 0),
+                "refreshed": counts.get("refreshed", 0),
+                "stale": counts.get("stale", 0),
+                "loaded": counts.get("loaded", 0),
+                "skipped": counts.get("skipped", 0),
+                "dropped": dropped,
+            }
+        )
+        return Render(text, sha256, render_id, records, MappingProxyType(counts), memo)
+
+    def _view(self, snapshot: Snapshot) -> tuple[str, str, tuple[SourceRecord, ...], int]:
+        """Process and format *snapshot*, and account for every source; memoised by the snapshot's digest."""
+        sections, drops = self.processors(snapshot.sections)
+        block = self.formatter.format(sections)
+        for drop in drops:
+            s = drop.section
+            events.source_dropped(s.source, s.name, s.url, drop.reason, drop.processor, len(s.text))
+        chars = {s.source: len(s.text) for s in sections}
+        out = {d.section.source: d for d in drops}
+        records = []
+        for record in snapshot.records:
+            if record.source in out:
+                drop = out[record.source]
+                record = replace(record, status="skipped", reason=drop.reason, detail=f"by {drop.processor}")
+            elif record.source in chars:
+                record = replace(record, chars=chars[record.source])
+            records.append(record)
+        view = (block.text, block.sha256, _with_parent_sizes(records), len(drops))
+        self._views[snapshot.digest] = view
+        while len(self._views) > _MEMO:
+            self._views.pop(next(iter(self._views)), None)
+        return view
+
+    def _state(self, state: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:
+        return self.state if state is None else state
+
+    def _appender(self, format: str | Appender | None) -> Appender:
+        if format is None:
+            return self.appender
+        if not isinstance(format, str):
+            return format
+        found = self._appenders.get(format)
+        if found is None:
+            found = self._appenders[format] = appender_for(format, self.config or Config(version=1))
+        return found
+
+
+def _with_parent_sizes(records: list[SourceRecord]) -> tuple[SourceRecord, ...]:
+    """Records with each expanded source's ``chars`` the sum of its children's."""
+    sizes: dict[str, int] = {}
+    for record in records:
+        if record.parent is not None:
+            sizes[record.parent] = sizes.get(record.parent, 0) + record.chars
+    if not sizes:
+        return tuple(records)
+    return tuple(replace(r, chars=sizes[r.source]) if r.source in sizes else r for r in records)

@@ -1,44 +1,39 @@
-"""The data that flows between the four stages, and the contract of each stage.
+"""The data that flows between the stages, and the contract of each stage.
 
-loader → state cache → formatter → appender. Each stage is a small object with
-one verb; these ``Protocol``s let tests and users pass their own.
+loader → state cache → processors → formatter → appender. Each stage is a
+small object with one job; these ``Protocol``s let tests and users pass their
+own. A stage that changes what ends up in the prompt carries a ``token``
+naming what it does and with which settings: the cache decides from the
+tokens whether a stored state or a memoised block is still valid.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, runtime_checkable
 
-from .sources import Source
+from .failures import Failure, SkipReason
+from .render import Render, Section, SourceRecord
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
+    from .drive import Flow
+    from .sources import Source
 
 __all__ = [
-    "SKIP_REASONS",
     "Appender",
     "Block",
-    "Entry",
     "Formatter",
     "LoadRequest",
     "LoadResult",
     "Loader",
+    "LocalCheck",
+    "Processor",
     "Snapshot",
     "StateCache",
 ]
-
-#: Why a source is not in the prompt; the fixed vocabulary of ``source_skipped``.
-SKIP_REASONS = frozenset(
-    {
-        "not_found",
-        "is_directory",
-        "permission_denied",
-        "decode_error",
-        "too_large",
-        "empty",
-        "error",
-        "timeout",
-        "remote_error",
-    }
-)
 
 Status = Literal["loaded", "unchanged", "skipped", "stale"]
 
@@ -47,7 +42,7 @@ Status = Literal["loaded", "unchanged", "skipped", "stale"]
 class LoadRequest:
     """Read *source*; if its fingerprint or hash still equals what is known, say so instead.
 
-    For a glob, *children* holds what is known of each match, by key.
+    For an expandable source (a glob), *children* holds what is known of each child, by key.
     """
 
     source: Source
@@ -58,12 +53,12 @@ class LoadRequest:
 
 @dataclass(slots=True)
 class LoadResult:
-    """What one load pass found for one source (or one match of a glob)."""
+    """What one load pass found for one source (or one child of an expanded source)."""
 
     source: Source
     status: Status
     content: str | None = None
-    reason: str | None = None
+    reason: SkipReason | None = None
     detail: str = ""
     bytes: int = 0
     sha256: str | None = None
@@ -77,26 +72,37 @@ class LoadResult:
         return self.status != "skipped"
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One source's content as the formatter sees it."""
+class LocalCheck(NamedTuple):
+    """What a revalidation expects of one local file, to be checked with one ``stat``."""
 
-    key: str
-    name: str
-    content: str
-    sha256: str
+    path: str
+    fingerprint: str | None
+    """The fingerprint of the version in the prompt, if it is in."""
+    out: SkipReason | None = None
+    """Why it is out of the prompt, if it is."""
+    out_fingerprint: str | None = None
+    """The fingerprint it had when it went out for its content."""
 
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """One consistent set of contents, in config order, plus what the pass did."""
+    """One consistent set of contents, in prompt order, plus what the pass did.
 
-    entries: tuple[Entry, ...]
+    Attributes:
+        sections: the contents in the prompt, one section per source.
+        digest: the identity of what the snapshot shows: sections and records.
+        records: every source, loaded or not, as the cache sees it (``chars`` not yet known).
+        results: what this pass read (empty when nothing was read).
+        stats: what the cache did, for ``prompt_built``.
+        failures: sources the render needed and did not get.
+    """
+
+    sections: tuple[Section, ...]
     digest: str
+    records: tuple[SourceRecord, ...] = ()
     results: tuple[LoadResult, ...] = ()
-    stats: dict[str, int] = field(default_factory=dict)
-    failures: tuple[tuple[str, str, str], ...] = ()  # (source, reason, detail) that must fail the render
-    left_out: int = 0  # sources known to be out of the prompt, and logged as skipped when they were
+    stats: Mapping[str, int] = field(default_factory=dict)
+    failures: tuple[Failure, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,38 +111,51 @@ class Block:
 
     text: str
     sha256: str
-    memo: bool = False
 
 
 @runtime_checkable
 class Loader(Protocol):
-    """Reads sources through fsspec: one result per source, or per match of a glob."""
+    """Reads sources: one result per request, children of an expanded source in its place.
 
-    def load(self, requests: Sequence[LoadRequest]) -> list[LoadResult]: ...
+    One method. It may also be ``async def``; :class:`~memconfig.FsspecLoader`
+    adds a flow form (``read``) that lets async callers await remote reads.
+    """
 
-    async def aload(self, requests: Sequence[LoadRequest]) -> list[LoadResult]: ...
+    def load(self, requests: Sequence[LoadRequest]) -> Sequence[LoadResult] | Awaitable[Sequence[LoadResult]]: ...
 
 
 @runtime_checkable
 class StateCache(Protocol):
     """Keeps contents in the caller's state and decides what must be (re)loaded."""
 
-    def resolve(self, state: MutableMapping[str, Any], loader: Loader, *, force: bool = False) -> Snapshot: ...
+    def resolve(self, state: MutableMapping[str, Any], loader: Loader, *, force: bool = False) -> Flow[Snapshot]: ...
 
-    async def aresolve(self, state: MutableMapping[str, Any], loader: Loader, *, force: bool = False) -> Snapshot: ...
+
+@runtime_checkable
+class Processor(Protocol):
+    """One step between the cache and the formatter: sections in, sections out.
+
+    A section left out of the result is out of the prompt (logged as
+    ``source_dropped``); *token* names what the step does and with which
+    settings, so that changing it invalidates memoised blocks and states.
+    """
+
+    token: str
+
+    def __call__(self, sections: Sequence[Section]) -> Sequence[Section]: ...
 
 
 @runtime_checkable
 class Formatter(Protocol):
-    """Turns a snapshot's entries into one memory block."""
+    """Joins sections into one memory block."""
 
-    def format(self, snapshot: Snapshot) -> Block: ...
+    token: str
 
-    def is_blank(self, text: str) -> bool: ...
+    def format(self, sections: Sequence[Section]) -> Block: ...
 
 
 @runtime_checkable
 class Appender(Protocol):
-    """Adds the memory block to the caller's system prompt."""
+    """Puts a render's block where the caller wants it: a system prompt, a message list …"""
 
-    def append(self, system: str | None, block: Block) -> str: ...
+    def append(self, system: Any, render: Render) -> Any: ...

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memconfig import Block, SystemPromptAppender
+from memconfig import Block, TextAppender
 
 BLOCK = Block("MEMORY", "sha")
 
@@ -20,12 +20,12 @@ BLOCK = Block("MEMORY", "sha")
 )
 def test_block_placement(system: str | None, position: str, expected: str) -> None:
     """The block goes after (or before) the system prompt, a blank line between."""
-    assert SystemPromptAppender(position=position).append(system, BLOCK) == expected
+    assert TextAppender(position=position).append(system, BLOCK) == expected
 
 
 def test_custom_separator_and_empty_block() -> None:
     """The separator is configurable; an empty block leaves the system prompt as it was."""
-    appender = SystemPromptAppender(separator="\n---\n")
+    appender = TextAppender(separator="\n---\n")
     assert appender.append("SYS", BLOCK) == "SYS\n---\nMEMORY"
     assert appender.append("SYS", Block("", "sha")) == "SYS"
 
@@ -33,4 +33,4 @@ def test_custom_separator_and_empty_block() -> None:
 def test_bad_position_is_rejected() -> None:
     """Only append and prepend exist."""
     with pytest.raises(ValueError, match="position"):
-        SystemPromptAppender(position="middle")
+        TextAppender(position="middle")

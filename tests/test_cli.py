@@ -18,7 +18,7 @@ import yaml
 
 import memconfig
 from memconfig.cli import main
-from memconfig.presets import DEFAULT_TEMPLATE
+from memconfig.format.presets import DEFAULT_TEMPLATE
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "configs" / "example.yaml"
@@ -337,13 +337,15 @@ def test_flags_override_logging_section(project: Callable[..., Path], tmp_path: 
 
 
 def test_log_level_filters_events(project: Callable[..., Path]) -> None:
-    """``--log-level warning`` drops the info events; a required source's skip is a warning and stays."""
+    """``--log-level warning`` drops info events; a required source's skip (a warning) and the failure stay."""
     config = project(sources=["a.md", {"url": "gone.md", "required": True}, "also-gone.md"])
 
     done = run("render", "-c", str(config), "--log-level", "warning")
 
     logged = json_lines(done.stderr.split("memconfig: error:")[0])
-    assert [(e["event"], e["source"], e["level"]) for e in logged] == [("source_skipped", "gone.md", "warning")]
+    assert [(e["event"], e["level"]) for e in logged] == [("source_skipped", "warning"), ("prompt_failed", "error")]
+    assert logged[0]["source"] == "gone.md"
+    assert [f["source"] for f in logged[1]["failures"]] == ["gone.md"]
 
 
 def test_unwritable_log_file_exits_2(tmp_path: Path) -> None:

@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memconfig import Config, ConfigError, MemconfigError, Problem, load_config
-from memconfig.interpolation import expand_vars
-from memconfig.presets import PRESETS
+from memconfig.config.interpolation import expand_vars
+from memconfig.format.presets import PRESETS
 
 WriteConfig = Callable[..., Path]
 

@@ -115,7 +115,7 @@ def test_state_written_by_deepagents_renders_the_same(project: Path) -> None:
 
 def test_default_template_is_memconfigs_own_wording() -> None:
     """The shipped deepagents preset keeps the layout but not deepagents' prompt text."""
-    from memconfig.presets import PRESETS
+    from memconfig.format.presets import PRESETS
 
     ours = PRESETS["deepagents"].template
     assert "{agent_memory}" in ours

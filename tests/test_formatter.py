@@ -1,4 +1,4 @@
-"""The formatter stage: sections, separators, templates, the empty text, the memo."""
+"""The formatter stage (sections, separators, templates, the empty text), with the built-in cleaning before it."""
 
 from __future__ import annotations
 
@@ -6,18 +6,29 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memconfig import Entry, Snapshot, TemplateFormatter
-from memconfig.presets import PRESETS, Preset
+from memconfig import Block, Section, TemplateFormatter
+from memconfig.format.presets import PRESETS, Preset
+from memconfig.process import Cleaning, ProcessorChain
 
 
-def _snapshot(*pairs: tuple[str, str], digest: str | None = None) -> Snapshot:
-    entries = tuple(Entry(key, key.upper(), content, f"sha-{i}") for i, (key, content) in enumerate(pairs))
-    return Snapshot(entries, digest or repr(pairs))
+class _Formatted:
+    """A formatter behind the built-in cleaning of its layout, as a pipeline runs them."""
+
+    def __init__(self, layout: Preset = PRESETS["deepagents"]) -> None:
+        self.formatter = TemplateFormatter(layout)
+        self.chain = ProcessorChain(Cleaning(layout.strip_html_comments).steps)
+
+    def format(self, sections: list[Section]) -> Block:
+        return self.formatter.format(self.chain(sections)[0])
+
+
+def _snapshot(*pairs: tuple[str, str]) -> list[Section]:
+    return [Section(key, key.upper(), key, content, f"sha-{i}") for i, (key, content) in enumerate(pairs)]
 
 
 def test_deepagents_layout() -> None:
     """Each section is the path, a blank line and the content; sections are joined by a blank line."""
-    formatter = TemplateFormatter(Preset("<m>\n{agent_memory}\n</m>", **_rest("deepagents")))
+    formatter = _Formatted(Preset("<m>\n{agent_memory}\n</m>", **_rest("deepagents")))
     block = formatter.format(_snapshot(("a.md", "alpha\n\n"), ("b.md", "beta")))
     assert block.text == "<m>\na.md\n\nalpha\n\nb.md\n\nbeta\n</m>"
 
@@ -33,12 +44,12 @@ def test_deepagents_layout() -> None:
 )
 def test_clean_strips_comments_and_trailing_space(content: str, shown: str) -> None:
     """HTML comments are removed and content is right-stripped, as deepagents does."""
-    assert TemplateFormatter().clean(content) == shown
+    assert Cleaning().clean(content) == shown
 
 
 def test_sources_empty_after_cleaning_are_left_out() -> None:
     """A comment-only entry produces no section; with nothing left the empty text is used."""
-    formatter = TemplateFormatter(Preset("[{agent_memory}]", **_rest("deepagents")))
+    formatter = _Formatted(Preset("[{agent_memory}]", **_rest("deepagents")))
     assert formatter.format(_snapshot(("a", "<!-- x -->"))).text == "[(No memory loaded)]"
     assert formatter.format(_snapshot()).text == "[(No memory loaded)]"
 
@@ -48,31 +59,30 @@ def test_name_slot_and_custom_separator() -> None:
     layout = Preset(
         "{agent_memory}", section="# {name}\n{content}", separator="\n---\n", empty="", strip_html_comments=False
     )
-    block = TemplateFormatter(layout).format(_snapshot(("a", "x <!-- y -->"), ("b", "z")))
+    block = _Formatted(layout).format(_snapshot(("a", "x <!-- y -->"), ("b", "z")))
     assert block.text == "# A\nx <!-- y -->\n---\n# B\nz"
 
 
 def test_plain_preset_is_just_the_contents() -> None:
     """The plain preset joins contents with a blank line and nothing else."""
-    block = TemplateFormatter(PRESETS["plain"]).format(_snapshot(("a", "one"), ("b", "two")))
+    block = _Formatted(PRESETS["plain"]).format(_snapshot(("a", "one"), ("b", "two")))
     assert block.text == "one\n\ntwo"
 
 
-def test_memo_serves_a_seen_digest_without_formatting() -> None:
-    """The same digest returns the memoised block, marked as such."""
-    formatter = TemplateFormatter()
-    first = formatter.format(_snapshot(("a", "one"), digest="d1"))
-    again = formatter.format(_snapshot(("a", "one"), digest="d1"))
-    assert (first.memo, again.memo) == (False, True)
-    assert again.text == first.text and again.sha256 == first.sha256
+def test_formatter_token_names_its_layout() -> None:
+    """Two layouts that differ in any field have different tokens; the same layout, the same token."""
+    base = PRESETS["deepagents"]
+    assert TemplateFormatter(base).token == TemplateFormatter(PRESETS["deepagents"]).token
+    other = Preset(base.template, base.section, "\n---\n", base.empty, base.strip_html_comments)
+    assert TemplateFormatter(other).token != TemplateFormatter(base).token
 
 
 @given(st.text())
 def test_any_content_comes_through_verbatim(content: str) -> None:
     """Whatever a file holds (braces, slots, unicode) appears unchanged in the block."""
     layout = Preset("{{ {agent_memory} }}", section="{content}", separator="\n", empty="-", strip_html_comments=False)
-    text = TemplateFormatter(layout).format(_snapshot(("a", content + "x"))).text
-    assert text == "{ " + (content + "x").rstrip() + " }"
+    text = _Formatted(layout).format(_snapshot(("a", content + "x"))).text
+    assert text == "{ " + (content + "x").removeprefix("\ufeff").rstrip() + " }"
 
 
 def _rest(preset: str) -> dict[str, object]:

@@ -12,8 +12,11 @@ from typing import Any
 
 import pytest
 
-from memconfig import FsspecLoader, LoadRequest, Source, TemplateFormatter
-from memconfig.loader import _fingerprint, local_fingerprint
+from memconfig import FsspecLoader, LoadRequest, Source
+from memconfig.drive import arun
+from memconfig.load.fingerprints import fingerprint as _fingerprint
+from memconfig.load.fingerprints import local_fingerprint
+from memconfig.process import Cleaning
 
 
 def _source(url: str, key: str | None = None, **kwargs: Any) -> Source:
@@ -49,7 +52,7 @@ def test_local_and_memory_files_load_in_request_order(tmp_path: Path, memfs: Any
 def test_unreadable_files_are_skipped_with_a_reason(tmp_path: Path, setup: Any, reason: str) -> None:
     """Every file that cannot go in becomes a skip with a reason, never an exception."""
     setup(tmp_path)
-    [result] = FsspecLoader(max_bytes=100, is_blank=TemplateFormatter().is_blank).load(
+    [result] = FsspecLoader(max_bytes=100, is_blank=Cleaning().is_blank).load(
         [LoadRequest(_source(str(tmp_path / "x.md")))]
     )
     assert (result.status, result.reason) == ("skipped", reason)
@@ -113,7 +116,7 @@ def test_file_skipped_for_its_content_keeps_its_fingerprint(tmp_path: Path, body
     """A file skipped for what it holds carries its fingerprint, so asking again unchanged reads nothing."""
     path = tmp_path / "x.md"
     path.write_bytes(body)
-    loader = FsspecLoader(max_bytes=100, is_blank=TemplateFormatter().is_blank)
+    loader = FsspecLoader(max_bytes=100, is_blank=Cleaning().is_blank)
     [skipped] = loader.load([LoadRequest(_source(str(path)))])
     assert (skipped.status, skipped.reason) == ("skipped", reason)
     assert skipped.fingerprint == local_fingerprint(os.stat(path))
@@ -196,5 +199,5 @@ def test_aload_gives_the_same_results(tmp_path: Path, memfs: Any) -> None:
     """The async path returns what the sync path does."""
     memfs.pipe("/a.md", b"A")
     requests = [LoadRequest(_source("memory://a.md")), LoadRequest(_source(str(tmp_path / "nope.md")))]
-    results = asyncio.run(FsspecLoader().aload(requests))
+    results = asyncio.run(arun(FsspecLoader().read(requests)))
     assert [(r.status, r.content, r.reason) for r in results] == [("loaded", "A", None), ("skipped", None, "not_found")]

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-from memconfig import Block, ConfigError, Pipeline, SourceError, SystemPromptAppender
+from memconfig import ConfigError, Pipeline, Render, SourceError, TextAppender
 
 
 @pytest.fixture
@@ -123,11 +123,11 @@ def test_custom_stage_can_replace_a_builtin(project: Path) -> None:
     """Any object with the stage's verb can stand in for it (here: the appender)."""
 
     class Shouting:
-        def append(self, system: str | None, block: Block) -> str:
-            return block.text.upper()
+        def append(self, system: str | None, render: Render) -> str:
+            return render.text.upper()
 
     pipeline = _plain(project, ["a.md"])
     pipeline.appender = Shouting()
     assert pipeline.render("ignored") == "ALPHA"
-    assert "SystemPromptAppender" in repr(_plain(project, ["a.md"]))
-    assert isinstance(_plain(project, ["a.md"]).appender, SystemPromptAppender)
+    assert "TextAppender" in repr(_plain(project, ["a.md"]))
+    assert isinstance(_plain(project, ["a.md"]).appender, TextAppender)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memconfig.redact import MASK, Redactor, is_secret_key, redact_options, redact_url, url_secrets
+from memconfig.sources.redact import MASK, Redactor, is_secret_key, redact_options, redact_url, url_secrets
 
 SECRET = "S3CRET-value"
 

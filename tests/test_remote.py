@@ -31,6 +31,7 @@ from servers import S3Server, WebServer
 
 from memconfig import ConfigError, FsspecLoader, LoadRequest, Pipeline, Source, SourceError, load_config
 from memconfig.cli import main
+from memconfig.drive import arun
 from memconfig.sources import build_sources
 
 FAST = {"backoff": 0.01, "timeout": 2.0, "retries": 2}
@@ -437,7 +438,7 @@ def test_loader_concurrency_caps_requests_across_concurrent_passes(web: WebServe
     else:
 
         async def run() -> list[list[Any]]:
-            return list(await asyncio.gather(*(loader.aload(p) for p in passes)))
+            return list(await asyncio.gather(*(arun(loader.read(p)) for p in passes)))
 
         done = asyncio.run(run())
     assert [r.content for results in done for r in results] == [f"pass {i}" for i in range(8)]

@@ -28,12 +28,13 @@ from pydantic_settings import (
     SettingsError,
 )
 
-from .exceptions import ConfigError, Problem
+from ..exceptions import ConfigError, Problem
+from ..format.presets import MEMORY_SLOT, PRESETS, SECTION_SLOTS, Preset
+from ..format.templates import Template, TemplateError
+from ..sources.options import merge_options
+from ..sources.redact import is_secret_key, redact_options, redact_url
+from ..sources.urls import protocol_problem
 from .interpolation import UnsetVariableError, expand_vars
-from .presets import PRESETS, Preset
-from .redact import is_secret_key, redact_options, redact_url
-from .sources import merge_options, protocol_problem
-from .templates import Template, TemplateError
 
 __all__ = [
     "AppenderConfig",
@@ -47,8 +48,6 @@ __all__ = [
     "load_config",
 ]
 
-MEMORY_SLOT = "agent_memory"
-SECTION_SLOTS = frozenset({"path", "name", "content"})
 _SECTIONS = frozenset({"sources", "storage", "loader", "cache", "formatter", "appender", "logging"})
 
 
@@ -198,10 +197,20 @@ class FormatterConfig(_Model):
 
 
 class AppenderConfig(_Model):
-    """How the block joins an existing system prompt."""
+    """The shape a render is handed over in, and how the block joins an existing system prompt."""
 
+    format: str = "text"
     separator: str = "\n\n"
     position: Literal["append", "prepend"] = "append"
+
+    @field_validator("format")
+    @classmethod
+    def _known_format(cls, value: str) -> str:
+        from ..append import APPENDERS  # the table of appenders, which needs nothing of the config
+
+        if value not in APPENDERS:
+            raise ValueError(f"unknown format {value!r}; choose one of: {', '.join(sorted(APPENDERS))}")
+        return value
 
 
 class LoggingConfig(_Model):

@@ -10,7 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
-__all__ = ["DEFAULT_TEMPLATE", "PRESETS", "Preset"]
+__all__ = ["DEFAULT_TEMPLATE", "MEMORY_SLOT", "PRESETS", "SECTION_SLOTS", "Preset"]
+
+#: The template's one slot, and the slots of a section.
+MEMORY_SLOT = "agent_memory"
+SECTION_SLOTS = frozenset({"path", "name", "content"})
 
 DEFAULT_TEMPLATE = """<agent_memory>
 {agent_memory}

@@ -13,12 +13,12 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import IO, Any
 
-from . import __version__
-from .config import Config, load_config
-from .events import configure_cli_logging
-from .exceptions import ConfigError, MemconfigError, SourceError
-from .pipeline import Pipeline
-from .stages import LoadResult
+from .. import __version__
+from ..config import Config, load_config
+from ..exceptions import ConfigError, MemconfigError, SourceError
+from ..failures import Failure, SkipReason
+from ..pipeline import Pipeline
+from .logs import configure_cli_logging
 
 __all__ = ["main"]
 
@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.command == "sources":
                 failed = _print_sources(pipeline)
                 if failed:
-                    raise SourceError(failed.source.key, failed.reason or "", failed.detail)
+                    raise SourceError(failed)
                 return 0
             system = _read_system(args)
             sys.stdout.write(pipeline.render(system=system))
@@ -116,13 +116,13 @@ def _logging(config: Config, args: argparse.Namespace) -> Iterator[None]:
             stream.close()
 
 
-def _print_sources(pipeline: Pipeline) -> LoadResult | None:
-    """Print the table; return the first source that would fail a render, if any."""
+def _print_sources(pipeline: Pipeline) -> list[Failure]:
+    """Print the table; return the sources that would fail a render."""
     rows = [("NAME", "URL", "STATUS", "BYTES", "REASON")]
-    failed = None
+    failed = []
     for result in pipeline.load():
-        if failed is None and not result.ok and (result.source.required or result.fatal):
-            failed = result
+        if not result.ok and (result.source.required or result.fatal):
+            failed.append(Failure(result.source.key, result.reason or SkipReason.ERROR, result.detail))
         reason = f"{result.reason}: {result.detail}" if result.reason else ""
         rows.append((result.source.name, result.source.display_url, result.status, str(result.bytes), reason))
     widths = [max(len(row[i]) for row in rows) for i in range(4)]

@@ -1,0 +1,55 @@
+"""The ``text`` appender: the memory block joined to a system prompt string."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from ..config import Config
+
+__all__ = ["TextAppender"]
+
+
+class _HasText(Protocol):
+    @property
+    def text(self) -> str: ...
+
+
+class TextAppender:
+    """Joins the block to an existing system prompt, after it or before it.
+
+    An empty or missing system prompt counts as none: the block alone is the
+    prompt. An empty block leaves the system prompt as it was. The last prompt
+    is kept, so an unchanged turn (same system text, same block) costs the same
+    however large the prompt is.
+    """
+
+    def __init__(self, separator: str = "\n\n", position: str = "append") -> None:
+        if position not in ("append", "prepend"):
+            raise ValueError(f"position must be 'append' or 'prepend', not {position!r}")
+        self.separator = separator
+        self.position = position
+        self._last: tuple[str | None, str, str] | None = None  # (system, block, prompt)
+
+    @classmethod
+    def from_config(cls, config: Config) -> TextAppender:
+        return cls(config.appender.separator, config.appender.position)
+
+    def __repr__(self) -> str:
+        return f"TextAppender(separator={self.separator!r}, position={self.position!r})"
+
+    def append(self, system: str | None, render: _HasText) -> str:
+        block = render.text
+        last = self._last
+        if last is not None and last[1] is block and (last[0] is system or last[0] == system):
+            return last[2]
+        if not system:
+            prompt = block
+        elif not block:
+            prompt = system
+        elif self.position == "prepend":
+            prompt = block + self.separator + system
+        else:
+            prompt = system + self.separator + block
+        self._last = (system, block, prompt)
+        return prompt

@@ -1,0 +1,267 @@
+"""Folding one pass's results into copies of a state's contents and meta."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from .. import events
+from ..failures import Failure, SkipReason
+from ..stages import LoadRequest, LoadResult
+from .meta import Expansion, Meta, MetaEntry, OutRecord, Stamp, entry, root_of
+from .store import Known, LatestCopies
+
+if TYPE_CHECKING:
+    from ..sources import Source
+
+__all__ = ["STALE_REASONS", "Merge", "Pass"]
+
+#: Failures after which a source keeps its last good content (they may pass).
+STALE_REASONS = frozenset({SkipReason.TIMEOUT, SkipReason.REMOTE_ERROR, SkipReason.PERMISSION_DENIED, SkipReason.ERROR})
+
+
+@dataclass(slots=True)
+class Pass:
+    """One render's work: what to read, and what was known when it was asked."""
+
+    requests: list[LoadRequest]
+    force: bool
+    process: str
+    started: float = field(default_factory=time.monotonic)
+    revalidation: bool = False  # checking a state that holds contents, not filling an empty one
+    basis: dict[str, Known] = field(default_factory=dict)  # process copies the requests were made against
+
+    @property
+    def stamp(self) -> Stamp:
+        return [self.process, self.started]
+
+
+class Merge:
+    """One pass's results folded into copies of a state's contents and meta.
+
+    Holds what the pass changes (contents, sources left out, expansions,
+    counts), what it reports (results, failures) and the events to log once
+    the cache's lock is released; the cache writes the outcome back under its lock.
+    """
+
+    def __init__(
+        self,
+        work: Pass,
+        latest: LatestCopies,
+        contents: dict[str, str],
+        meta: Meta | Mapping[str, object],
+        configured: Mapping[str, Source],
+    ) -> None:
+        self.work = work
+        self.configured = configured  # a child that is also configured on its own belongs to that source
+        self.latest = latest
+        self.contents = contents
+        self.skipped: dict[str, OutRecord] = dict(meta.get("skipped", {}))  # type: ignore[call-overload]
+        self.expansions: dict[str, Expansion] = dict(meta.get("expansions", {}))  # type: ignore[call-overload]
+        old: list[MetaEntry] = list(meta.get("entries", ()))  # type: ignore[call-overload]
+        self.old: dict[str, MetaEntry] = {e["source"]: e for e in old}
+        self.by_source: dict[str, list[MetaEntry]] = {}
+        for e in old:
+            self.by_source.setdefault(root_of(e, e["source"]), []).append(e)
+        self.stats = {"revalidated": 0, "refreshed": 0, "stale": 0, "loaded": 0, "skipped": 0}
+        self.reported: list[LoadResult] = []
+        self.failures: list[Failure] = []
+        self.fatal: set[str] = set()  # configured sources whose failure fails every render until fixed
+        self.log: list[Callable[[], None]] = []
+
+    @property
+    def changed(self) -> bool:
+        stats = self.stats
+        return bool(stats["loaded"] or stats["refreshed"] or stats["stale"] or stats["skipped"] or self.work.force)
+
+    def source(self, source: Source, group: list[LoadResult]) -> None:
+        """Fold the results of one configured source (an expanded one: all its children)."""
+        if self.work.revalidation:
+            self.stats["revalidated"] += len(group)
+        kept = self._expanded(source, group) if source.expander is not None else self._file(group[0])
+        self.by_source[source.key] = kept
+        for result in group:
+            if result.fatal:
+                self.fatal.add(source.key)
+                self.failures.append(Failure(result.source.key, result.reason or SkipReason.ERROR, result.detail))
+        if source.required and not kept:
+            first = group[0] if group else None
+            reason = (first.reason or SkipReason.ERROR) if first else SkipReason.NOT_FOUND
+            self.failures.append(Failure(source.key, reason, first.detail if first else ""))
+
+    def _expanded(self, source: Source, group: list[LoadResult]) -> list[MetaEntry]:
+        group = [r for r in group if not r.source.lineage or r.source.key not in self.configured]
+        previous = {e["source"]: e for e in self.by_source.get(source.key, [])}
+        failed = group[0] if len(group) == 1 and group[0].source is source else None  # the expansion itself
+        if failed is not None and failed.reason in STALE_REASONS and previous:
+            for held in previous.values():
+                self.log.append(
+                    functools.partial(events.source_stale, failed.source, failed.reason, failed.detail, held["sha256"])
+                )
+                self.stats["stale"] += 1
+            self.reported.append(replace(failed, status="stale"))
+            if source.key in self.expansions:
+                self.expansions[source.key] = {**self.expansions[source.key], "stale": str(failed.reason)}
+            return [{**held, "stale": str(failed.reason)} for held in previous.values()]
+        children = [r.source.key for r in group if r.source.lineage]
+        before = self.expansions.get(source.key)
+        if children:
+            self.skipped.pop(source.key, None)
+            if self.work.force or before is None or children != before["children"]:
+                via = group[0].source.via or "glob"
+                self.log.append(functools.partial(events.source_expanded, source, via, children))
+                self.expansions[source.key] = {"via": via, "children": children, "stale": None}
+            elif before["stale"]:
+                self.expansions[source.key] = {**before, "stale": None}
+        else:
+            self.expansions.pop(source.key, None)
+        self.latest.expanded(source.key, children)
+        kept = [e for result in group for e in self._file(result)]
+        now = set(children)
+        for key in previous.keys() - now:
+            self.contents.pop(key, None)
+            held = previous[key]
+            gone = replace(source, key=key, name=held["name"], url=held["url"], glob=False, lineage=(source.key,))
+            self.log.append(
+                functools.partial(events.source_skipped, gone, SkipReason.NOT_FOUND, "no longer matched by the glob")
+            )
+            self.stats["skipped"] += 1
+        for key in [k for k, r in self.skipped.items() if r["lineage"][:1] == [source.key] and k not in now]:
+            del self.skipped[key]  # a child that was out, and is gone for good
+        return kept
+
+    def _file(self, result: LoadResult) -> list[MetaEntry]:
+        """The entry of one file (none if it is out of the prompt); records its result as reported."""
+        found = self._one(result)
+        if found is None:
+            self.reported.append(result)
+            return []
+        self.reported.append(result if result.ok else replace(result, status="stale"))
+        self.skipped.pop(result.source.key, None)
+        return [found]
+
+    def _one(self, result: LoadResult) -> MetaEntry | None:
+        source, key = result.source, result.source.key
+        old = self.old.get(key)
+        # Content held for this source, from this location (not one the source pointed to before).
+        held = old if old is not None and key in self.contents and old.get("url") == source.display_url else None
+        out = self.skipped.get(key)
+        if not self.work.force:
+            if held is not None and self._later(held.get("read")):
+                return held  # a pass that began after this one already put a newer version here
+            if out is not None and self._later(out.get("since")):
+                return None  # a pass that began after this one already took the source out
+        stamp = self.work.stamp
+        if result.status == "loaded":
+            assert result.content is not None and result.sha256 is not None
+            latest = self.latest.get(key)
+            if latest is None or latest.read[1] <= self.work.started:
+                self.latest.put(key, Known(result.fingerprint, result.sha256, result.content, result.bytes, stamp))
+            self._take(result, result.content, held)
+            return _entry(source, result.sha256, result.fingerprint, result.bytes, stamp)
+        if result.status == "unchanged":
+            latest = self.latest.get(key)
+            # A check found a usable fingerprint for the copy this process holds (its read had none): keep it.
+            if (
+                latest is not None
+                and latest.sha256 == result.sha256
+                and result.fingerprint not in (None, latest.fingerprint)
+            ):
+                self.latest.put(key, replace(latest, fingerprint=result.fingerprint))
+            if held is not None and held["sha256"] == result.sha256:
+                if held.get("stale"):  # back after failing: on record as loaded again
+                    self._take(replace(result, bytes=held["bytes"]), self.contents[key], held)
+                fingerprint = result.fingerprint or held["fingerprint"]
+                return _entry(source, held["sha256"], fingerprint, held["bytes"], held.get("read", []))
+            basis = self.work.basis.get(key)
+            if basis is not None and basis.sha256 == result.sha256:  # newer in this process than in this state
+                self._take(replace(result, bytes=basis.bytes), basis.content, held)
+                fingerprint = result.fingerprint or basis.fingerprint
+                return _entry(source, basis.sha256, fingerprint, basis.bytes, basis.read)
+            if held is None and out is not None and result.fingerprint and out.get("fingerprint") == result.fingerprint:
+                return None  # left out for its content, and that content has not changed
+            result = replace(
+                result, status="skipped", reason=SkipReason.ERROR, detail="reported unchanged, but no copy is held"
+            )
+        return self._out(result, held)
+
+    def _later(self, stamp: Stamp | None) -> bool:
+        """Whether *stamp* is of a pass of this process that began after this one."""
+        return stamp is not None and len(stamp) == 2 and stamp[0] == self.work.process and stamp[1] > self.work.started
+
+    def _out(self, result: LoadResult, held: MetaEntry | None) -> MetaEntry | None:
+        """A source that did not load: stale if a good copy exists and the failure may pass, else out."""
+        source, key = result.source, result.source.key
+        reason = result.reason or SkipReason.ERROR
+        latest = self.latest.get(key)
+        if reason in STALE_REASONS and not result.fatal and (held or latest):
+            if held is not None:
+                sha256, fingerprint, size, read = held["sha256"], held["fingerprint"], held["bytes"], held["read"]
+            else:
+                assert latest is not None
+                self.contents[key] = latest.content
+                sha256, fingerprint, size, read = latest.sha256, latest.fingerprint, latest.bytes, latest.read
+            self.log.append(functools.partial(events.source_stale, source, reason, result.detail, sha256))
+            self.stats["stale"] += 1
+            return _entry(source, sha256, fingerprint, size, read, stale=str(reason))
+        if reason not in STALE_REASONS:
+            self.latest.forget(key)
+        self.contents.pop(key, None)
+        before = self.skipped.get(key)
+        if before is not None and before["reason"] == reason and not self.work.force:
+            # Still out for the same reason: logged when it went out.
+            self.skipped[key] = {**before, "fingerprint": result.fingerprint}
+        else:
+            self.skipped[key] = {
+                "name": source.name,
+                "url": source.display_url,
+                "reason": str(reason),
+                "detail": result.detail,
+                "fingerprint": result.fingerprint,
+                "lineage": list(source.lineage),
+                "via": source.via,
+                "fatal": result.fatal,
+                "since": self.work.stamp,
+            }
+            self.stats["skipped"] += 1
+            self.log.append(functools.partial(events.source_skipped, source, reason, result.detail, result.duration_ms))
+        return None
+
+    def _take(self, result: LoadResult, content: str, held: MetaEntry | None) -> None:
+        """Put read content in place and log it as a miss, a refresh, or (read again, same bytes) a hit."""
+        if held is None:
+            cache = "miss"
+            self.stats["loaded"] += 1
+        elif held["sha256"] == result.sha256 and not held.get("stale"):
+            cache = "hit"
+        else:
+            cache = "refreshed"
+            self.stats["refreshed"] += 1
+        self.contents[result.source.key] = content
+        self.log.append(functools.partial(events.source_loaded, result, len(content), cache))
+
+
+def _entry(
+    source: Source, sha256: str, fingerprint: str | None, size: int, read: Stamp, stale: str | None = None
+) -> MetaEntry:
+    """One source's record in the state's meta; *stale*: why its last refresh failed, if it did."""
+    return entry(
+        source.key,
+        source.name,
+        source.display_url,
+        sha256,
+        fingerprint,
+        size,
+        read,
+        lineage=source.lineage,
+        via=source.via,
+        stale=stale,
+    )
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()

@@ -1,0 +1,436 @@
+"""The state cache stage: contents live in the caller's state; this decides what to read.
+
+The caller's state holds plain JSON (see :mod:`memconfig.cache.meta`):
+``state[state_key]`` is ``{source: content}``, the shape deepagents uses, and
+``state[state_key + "_meta"]`` the cache's typed record of it.
+
+Policies: ``once`` reads a source once per state; ``revalidate`` checks every
+source's fingerprint on every render and re-reads only what changed; ``ttl``
+revalidates at most every ``ttl`` seconds; ``always`` re-reads everything. Under
+every policy, a state made under another configuration — other sources, or
+any stage whose token differs (how files are read, processed, laid out) — is
+read afresh.
+
+Besides the state, the process keeps the newest good copy of each source
+(:mod:`~memconfig.cache.store`), and concurrent reads of one source against
+the same known version share one fetch (:mod:`~memconfig.cache.flights`).
+The logic is written once, as a flow (:mod:`memconfig.drive`): sync and async
+renders run the same code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Generator, Mapping, MutableMapping, Sequence
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
+
+from .. import events
+from ..drive import Flow, blocks_a_loop
+from ..failures import Failure, SkipReason
+from ..render import Section, SourceRecord
+from ..stages import Loader, LoadRequest, LoadResult, LocalCheck, Snapshot
+from .flights import Flights
+from .merge import STALE_REASONS, Merge, Pass, sha
+from .meta import META_VERSION, Meta, MetaEntry, OutRecord, digest, entry, is_current, make_meta
+from .store import LatestCopies
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..sources import Source
+
+__all__ = ["STALE_REASONS", "PolicyCache"]
+
+_MEMO = 64
+#: This process, in stamps: passes are ordered only against passes of the same process
+#: (a wall clock from another host, or from before a clock step, would order them wrongly).
+_PROCESS = uuid.uuid4().hex
+
+
+class PolicyCache:
+    """Keeps contents in state under ``state_key`` and refreshes them by *policy*.
+
+    Args:
+        sources: the configured sources, in order.
+        policy: ``once``, ``revalidate``, ``ttl`` or ``always``.
+        ttl: seconds between checks under ``ttl``.
+        state_key: where contents live in a state mapping.
+        tokens: the tokens of the other stages (loader, processors, formatter);
+            a state made under other tokens is read afresh.
+    """
+
+    def __init__(
+        self,
+        sources: Sequence[Source],
+        *,
+        policy: str = "once",
+        ttl: float = 60.0,
+        state_key: str = "memory_contents",
+        tokens: Sequence[str] = (),
+    ) -> None:
+        if policy not in ("once", "revalidate", "ttl", "always"):
+            raise ValueError(f"unknown cache policy {policy!r}")
+        self.sources = tuple(sources)
+        self.policy = policy
+        self.ttl = ttl
+        self.state_key = state_key
+        self.meta_key = f"{state_key}_meta"
+        self._by_key = {s.key: s for s in self.sources}
+        self._lock = threading.Lock()
+        self._flights = Flights()
+        self._latest = LatestCopies()
+        self._views: OrderedDict[str, tuple[tuple[Section, ...], tuple[SourceRecord, ...]]] = OrderedDict()
+        self._checks: OrderedDict[int, tuple[Meta, tuple[LocalCheck, ...] | None]] = OrderedDict()
+        # The configuration a state is made for: what is read, from where, under which name, and every stage's
+        # token. Masked URLs: the state must not carry a hash of secrets that could be guessed offline.
+        made_for = [*tokens] + [
+            f"{s.key}\x1f{s.name}\x1f{s.display_url}\x1f{s.required}\x1f{s.expander}" for s in self.sources
+        ]
+        self.made_for = hashlib.sha256("\x1e".join(made_for).encode()).hexdigest()
+        local = [(s.key, s.local_path) for s in self.sources]
+        # When every source is a plain local file, a revalidation can be a loop of os.stat calls.
+        self._stat_paths = [(k, p) for k, p in local if p is not None] if all(p for _, p in local) else None
+
+    @classmethod
+    def from_config(cls, config: Config, sources: Sequence[Source], tokens: Sequence[str] = ()) -> PolicyCache:
+        opts = config.cache
+        return cls(sources, policy=opts.policy, ttl=opts.ttl, state_key=opts.state_key, tokens=tokens)
+
+    def __repr__(self) -> str:
+        return (
+            f"PolicyCache(policy={self.policy!r}, ttl={self.ttl}, state_key={self.state_key!r}, "
+            f"sources={len(self.sources)})"
+        )
+
+    # -- the stage's verb -----------------------------------------------------
+
+    def resolve(self, state: MutableMapping[str, Any], loader: Loader, *, force: bool = False) -> Flow[Snapshot]:
+        """A consistent snapshot for *state*, reading what the policy says must be read."""
+        work = self._plan(state, force, loader)
+        if isinstance(work, Snapshot):
+            return work
+        # On a thread running an event loop, a sync render waiting for a read that loop owns would never end.
+        share = not blocks_a_loop()
+        results: dict[int, list[LoadResult]] = {}
+        todo = list(range(len(work.requests)))
+        while todo:  # again only for reads whose owner failed or was cancelled: one of us takes them over
+            requests = [work.requests[i] for i in todo]
+            claim = self._flights.claim(requests, share=share)
+            if claim.mine:
+                try:
+                    loaded = yield from _load(loader, [requests[i] for i in claim.mine])
+                except BaseException as exc:
+                    self._flights.release(requests, claim, exc)
+                    raise
+                results.update({todo[i]: group for i, group in self._flights.release(requests, claim, loaded).items()})
+            retry = []
+            for i, future, slot in claim.theirs:
+                try:
+                    results[todo[i]] = (yield future)[slot]
+                except BaseException:
+                    if not future.done():
+                        raise  # this render itself was cancelled
+                    retry.append(todo[i])
+            todo = retry
+        return self._merge(state, work, results)
+
+    # -- planning -------------------------------------------------------------
+
+    def _read_state(self, state: MutableMapping[str, Any]) -> tuple[dict[str, str] | None, Meta | None]:
+        """The state's contents and meta; meta ``None`` when the contents must be read afresh."""
+        with self._lock:
+            contents = state.get(self.state_key)
+            meta = state.get(self.meta_key)
+            if contents is None:
+                return None, None
+            if not isinstance(meta, dict) or meta.get("v") != META_VERSION:
+                # Written without meta (deepagents, by hand) or by another memconfig: taken as it is.
+                meta = self._adopt(state, contents)
+            elif meta.get("made_for") != self.made_for:
+                return contents, None  # made under another configuration
+            elif len(contents) != len(meta["entries"]):
+                contents, meta = self._repair(state, contents, meta)
+        return contents, meta
+
+    def _plan(self, state: MutableMapping[str, Any], force: bool, loader: Loader) -> Pass | Snapshot:
+        contents, meta = self._read_state(state)
+        current = meta is not None
+        wanted: Sequence[Source] = self.sources
+        if contents is not None and meta is not None and not force and self.policy != "always":
+            due = self.policy == "revalidate" or (
+                self.policy == "ttl" and time.time() - meta.get("checked_at", 0.0) >= self.ttl
+            )
+            if not due:
+                wanted = [self._by_key[k] for k in meta["pending"] if k in self._by_key]
+                if not wanted:
+                    return self._snapshot(meta, contents, {"revalidated": 0})
+            elif not meta["pending"] and self._unchanged_on_disk(meta, loader):
+                if self.policy == "ttl":
+                    with self._lock:
+                        if state.get(self.meta_key) is meta:  # unless another render changed it meanwhile
+                            state[self.meta_key] = meta = {**meta, "checked_at": time.time()}
+                return self._snapshot(meta, contents, {"revalidated": len(self._stat_paths or ())})
+        work = Pass([], force, _PROCESS, revalidation=contents is not None and current and not force)
+        if force or (contents is not None and not current):  # read everything as it is now, whatever is held
+            work.requests = [LoadRequest(source) for source in wanted]
+            return work
+        held = contents or {}
+        entries = meta["entries"] if meta is not None else []
+        known = {e["source"]: e for e in entries if e["source"] in held}
+        out: dict[str, OutRecord] = meta["skipped"] if meta is not None else {}
+        with self._lock:
+            work.requests = [self._request(source, known, out, work) for source in wanted]
+        return work
+
+    def _request(
+        self, source: Source, known: Mapping[str, MetaEntry], out: Mapping[str, OutRecord], work: Pass
+    ) -> LoadRequest:
+        """Ask for *source*, giving the newest version held (or seen, if it was left out) for "unchanged"."""
+
+        def version(key: str) -> tuple[str | None, str | None]:
+            latest = self._latest.get(key)
+            if latest is not None:
+                work.basis[key] = latest
+                fingerprint, sha256 = latest.fingerprint, latest.sha256
+            elif key in known:
+                fingerprint, sha256 = known[key]["fingerprint"], known[key]["sha256"]
+            elif key in out and not out[key]["fatal"]:  # a fatal one is read again, to fail again
+                fingerprint, sha256 = out[key]["fingerprint"], None  # left out for its content
+            else:
+                return None, None
+            return (None if self.policy == "always" else fingerprint), sha256
+
+        if source.expander is not None:
+            keys = {k for k, e in known.items() if e["lineage"][:1] == [source.key]}
+            keys |= {k for k, r in out.items() if r["lineage"][:1] == [source.key]}
+            keys |= self._latest.children.get(source.key, frozenset())
+            return LoadRequest(source, children={k: version(k) for k in keys})
+        return LoadRequest(source, *version(source.key))
+
+    def _unchanged_on_disk(self, meta: Meta, loader: Loader) -> bool:
+        """Whether the loader finds every (local) source as *meta* recorded it, in or out of the prompt."""
+        check = getattr(loader, "unchanged", None)
+        if self._stat_paths is None or check is None:
+            return False
+        with self._lock:
+            checks = self._local_checks(meta)
+        return checks is not None and bool(check(checks))
+
+    def _local_checks(self, meta: Meta) -> tuple[LocalCheck, ...] | None:
+        """What a stat-only revalidation expects of each file (kept while *meta* is, so its id stays unique).
+
+        ``None`` if a source is stale: its recovery must be read and logged, which only a full pass does.
+        """
+        held = self._checks.get(id(meta))
+        if held is None or held[0] is not meta:
+            entries = meta["entries"]
+            checks = None
+            if not any(e["stale"] for e in entries):
+                index = {e["source"]: e["fingerprint"] for e in entries}
+                out = meta["skipped"]
+                checks = tuple(
+                    LocalCheck(
+                        path,
+                        index.get(key),
+                        SkipReason(out[key]["reason"]) if key in out else None,
+                        out[key]["fingerprint"] if key in out else None,
+                    )
+                    for key, path in self._stat_paths or ()
+                )
+            held = (meta, checks)
+            _remember(self._checks, id(meta), held)
+        return held[1]
+
+    def _repair(
+        self, state: MutableMapping[str, Any], contents: dict[str, str], meta: Meta
+    ) -> tuple[dict[str, str], Meta]:
+        """Contents and meta that disagree (a key deleted by hand, deepagents' way to force a reload).
+
+        What both hold stays; a source whose content is gone is read again on this render.
+        """
+        entries = [e for e in meta["entries"] if e["source"] in contents]
+        gone = {(e["lineage"] or [e["source"]])[0] for e in meta["entries"] if e["source"] not in contents}
+        pending = list(dict.fromkeys([*meta["pending"], *(k for k in gone if k in self._by_key)]))
+        kept = {e["source"] for e in entries}
+        contents = {k: v for k, v in contents.items() if k in kept}
+        meta = {**meta, "entries": entries, "pending": pending, "digest": digest(entries, meta["skipped"])}
+        state[self.state_key], state[self.meta_key] = contents, meta
+        return contents, meta
+
+    def _adopt(self, state: MutableMapping[str, Any], contents: Mapping[str, str]) -> Meta:
+        """Meta for contents written without it (by deepagents, by hand, or by an older memconfig).
+
+        What the state holds is taken as is; the sources it lacks are tried on
+        the next render, so each ends up in the prompt or logged as skipped.
+        """
+        entries = [
+            entry(s.key, s.name, s.display_url, sha(contents[s.key]), None, len(contents[s.key].encode()), [])
+            for s in self.sources
+            if s.key in contents
+        ]
+        missing = [s.key for s in self.sources if s.key not in contents]
+        meta = make_meta(entries, {}, {}, missing, self.made_for)
+        state[self.meta_key] = meta
+        return meta
+
+    # -- merging a pass into the state ------------------------------------------
+
+    def _merge(self, state: MutableMapping[str, Any], work: Pass, results: Mapping[int, list[LoadResult]]) -> Snapshot:
+        """Fold a pass's results into *state*, log what changed, and snapshot the result."""
+        with self._lock:
+            meta = state.get(self.meta_key)
+            meta = meta if isinstance(meta, dict) and meta.get("v") == META_VERSION else {}
+            merge = Merge(work, self._latest, dict(state.get(self.state_key) or {}), meta, self._by_key)
+            for index, request in enumerate(work.requests):
+                merge.source(request.source, results.get(index, []))
+            ordered = [e for s in self.sources for e in merge.by_source.get(s.key, [])]
+            # Only configured sources (and their children) count as left out: not ones since removed.
+            skipped = {k: r for k, r in merge.skipped.items() if (r["lineage"] or [k])[0] in self._by_key}
+            expansions = {k: x for k, x in merge.expansions.items() if k in self._by_key}
+            pending = [
+                s.key for s in self.sources if s.key in merge.fatal or (s.required and not merge.by_source.get(s.key))
+            ]
+            unchanged = (
+                is_current(meta, self.made_for)
+                and not merge.changed
+                and ordered == meta["entries"]
+                and skipped == meta["skipped"]
+                and expansions == meta["expansions"]
+                and pending == meta["pending"]
+            )
+            if unchanged:
+                if self.policy == "ttl":
+                    state[self.meta_key] = meta = {**meta, "checked_at": time.time()}
+            else:
+                keep = {e["source"] for e in ordered}
+                state[self.state_key] = {k: v for k, v in merge.contents.items() if k in keep}
+                state[self.meta_key] = meta = make_meta(ordered, skipped, expansions, pending, self.made_for)
+            snapshot = self._snapshot(
+                meta, state[self.state_key], merge.stats, tuple(merge.reported), tuple(merge.failures), locked=True
+            )
+        with events.one_pass():  # logged outside the lock: other renders need not wait on log I/O
+            for emit in merge.log:
+                emit()
+        return snapshot
+
+    # -- snapshots ------------------------------------------------------------
+
+    def _snapshot(
+        self,
+        meta: Meta,
+        contents: Mapping[str, str],
+        stats: dict[str, int],
+        results: tuple[LoadResult, ...] = (),
+        failures: tuple[Failure, ...] = (),
+        *,
+        locked: bool = False,
+    ) -> Snapshot:
+        """The sections and records of *meta*, shared by every state with the same digest."""
+        key = meta["digest"]
+        if not locked:
+            self._lock.acquire()
+        try:
+            view = self._views.get(key)
+            if view is None:
+                view = (_sections(meta, contents), self._records(meta))
+                _remember(self._views, key, view)
+        finally:
+            if not locked:
+                self._lock.release()
+        sections, records = view
+        fresh = stats.get("loaded", 0) + stats.get("refreshed", 0) + stats.get("stale", 0)
+        counts = {
+            "cache_hits": len(sections) - fresh,
+            "refreshed": 0,
+            "stale": 0,
+            "loaded": 0,
+            "skipped": 0,
+            **stats,
+            "sources_skipped": len(meta["skipped"]),
+        }
+        return Snapshot(sections, key, records, results, counts, failures)
+
+    def _records(self, meta: Meta) -> tuple[SourceRecord, ...]:
+        """Every source of *meta*, declared and expanded, in prompt order."""
+        entries = {e["source"]: e for e in meta["entries"]}
+        out, expansions = meta["skipped"], meta["expansions"]
+        records: list[SourceRecord] = []
+
+        def visit(key: str, name: str, url: str, parent: str | None, via: str | None) -> None:
+            if key in entries:
+                e = entries[key]
+                status = "stale" if e["stale"] else "loaded"
+                reason = SkipReason(e["stale"]) if e["stale"] else None
+                records.append(
+                    SourceRecord(e["name"], key, e["url"], status, reason, sha256=e["sha256"], parent=parent, via=via)
+                )
+            elif key in out:
+                r = out[key]
+                records.append(
+                    SourceRecord(
+                        r["name"],
+                        key,
+                        r["url"],
+                        "skipped",
+                        SkipReason(r["reason"]),
+                        r["detail"],
+                        parent=parent,
+                        via=via,
+                    )
+                )
+            elif key in expansions:
+                x = expansions[key]
+                status = "stale" if x["stale"] else "loaded"
+                reason = SkipReason(x["stale"]) if x["stale"] else None
+                listing = hashlib.sha256("\n".join(x["children"]).encode()).hexdigest()
+                records.append(SourceRecord(name, key, url, status, reason, sha256=listing, parent=parent, via=via))
+                for child in x["children"]:
+                    found = entries.get(child) or out.get(child)
+                    if found is not None:
+                        visit(child, found["name"], found["url"], key, x["via"])
+            else:
+                detail = "not read yet"
+                records.append(
+                    SourceRecord(name, key, url, "skipped", SkipReason.ERROR, detail, parent=parent, via=via)
+                )
+
+        for source in self.sources:
+            visit(source.key, source.name, source.display_url, None, None)
+        return tuple(records)
+
+
+def _load(loader: Loader, requests: list[LoadRequest]) -> Generator[Any, Any, Sequence[LoadResult]]:
+    """Ask *loader* for *requests*: its flow form if it has one, else its one method (sync or async)."""
+    read = getattr(loader, "read", None)
+    if read is not None and inspect.isgeneratorfunction(read):
+        return (yield from read(requests))
+    outcome = loader.load(requests)
+    if isinstance(outcome, Future) or inspect.isawaitable(outcome):
+        return (yield outcome)
+    return outcome
+
+
+def _sections(meta: Meta, contents: Mapping[str, str]) -> tuple[Section, ...]:
+    return tuple(
+        Section(
+            e["source"],
+            e["name"],
+            e["url"],
+            contents[e["source"]],
+            e["sha256"],
+            e["lineage"][-1] if e["lineage"] else None,
+            e["via"],
+        )
+        for e in meta["entries"]
+    )
+
+
+def _remember(memo: OrderedDict[Any, Any], key: Any, value: Any) -> None:
+    memo[key] = value
+    while len(memo) > _MEMO:
+        memo.popitem(last=False)

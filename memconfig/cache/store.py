@@ -1,0 +1,54 @@
+"""The newest good copy of each source this process holds, shared by every state a cache serves.
+
+It lets a state that lacks a version another state already read take it
+without reading again, and keeps a source in the prompt (stale) when a
+refresh fails. Children of an expanded source are forgotten when they
+vanish from its expansion, so churn in a glob does not grow the process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from .meta import Stamp
+
+__all__ = ["Known", "LatestCopies"]
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """A good version of a source held by this process."""
+
+    fingerprint: str | None
+    sha256: str
+    content: str
+    bytes: int
+    read: Stamp  # the pass that read it
+
+
+@dataclass(slots=True)
+class LatestCopies:
+    """Newest copies by source key, and the children each expanded source had last. Guarded by the cache's lock."""
+
+    copies: dict[str, Known] = field(default_factory=dict)
+    children: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def get(self, key: str) -> Known | None:
+        return self.copies.get(key)
+
+    def put(self, key: str, known: Known) -> None:
+        self.copies[key] = known
+
+    def forget(self, key: str) -> None:
+        self.copies.pop(key, None)
+
+    def expanded(self, parent: str, children: Iterable[str]) -> None:
+        """Record *parent*'s children now; copies of the ones it no longer has are dropped."""
+        now = frozenset(children)
+        for gone in self.children.get(parent, frozenset()) - now:
+            self.copies.pop(gone, None)
+        if now:
+            self.children[parent] = now
+        else:
+            self.children.pop(parent, None)

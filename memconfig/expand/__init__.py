@@ -1,0 +1,30 @@
+"""Expanders: one declared source in, child sources out (glob now; discovery and imports next).
+
+A closed, read-only table from a source's ``expander`` name to the object
+that expands it. Children carry their parent's key in ``lineage`` and the
+expander's name in ``via``.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from .glob import GlobExpander
+
+if TYPE_CHECKING:
+    from ..sources import Source
+
+__all__ = ["EXPANDERS", "Expander", "GlobExpander"]
+
+
+@runtime_checkable
+class Expander(Protocol):
+    """Turns one source into the sources it stands for, now. Blocking; the loader runs it off the loop."""
+
+    via: str
+
+    def expand(self, source: Source) -> list[Source]: ...
+
+
+EXPANDERS: MappingProxyType[str, Expander] = MappingProxyType({"glob": GlobExpander()})

@@ -1,0 +1,16 @@
+"""The formatter stage: templates, presets (a read-only table) and the formatter that joins sections."""
+
+from .formatter import TemplateFormatter
+from .presets import DEFAULT_TEMPLATE, MEMORY_SLOT, PRESETS, SECTION_SLOTS, Preset
+from .templates import Template, TemplateError
+
+__all__ = [
+    "DEFAULT_TEMPLATE",
+    "MEMORY_SLOT",
+    "PRESETS",
+    "SECTION_SLOTS",
+    "Preset",
+    "Template",
+    "TemplateError",
+    "TemplateFormatter",
+]

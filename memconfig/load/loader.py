@@ -1,0 +1,412 @@
+"""The loader stage: reads sources through fsspec, concurrently, never raising.
+
+Every request ends in results, never in an exception: a source that cannot be
+read becomes a ``skipped`` result with a :class:`~memconfig.failures.SkipReason`.
+Local and in-memory files are read inline in the caller's thread (a thread hop
+costs more than the read); every other source runs as one coroutine on
+fsspec's I/O loop — async filesystems (HTTP, S3) natively, sync ones (zip,
+git) on a bounded thread pool — so one pass costs about one round trip however
+many sources there are. An expandable source (a glob) is turned into its
+children by its expander, and each child is read as a source of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import hashlib
+import os
+import random
+import stat
+import threading
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import fsspec.asyn
+from fsspec.implementations.local import LocalFileSystem
+
+from .. import events
+from ..drive import Flow, run
+from ..expand import EXPANDERS, Expander
+from ..failures import SkipReason
+from ..stages import LoadRequest, LoadResult, LocalCheck
+from .errors import classify
+from .fingerprints import fingerprint, local_fingerprint
+from .reads import answers_with_info, is_http, read_async, read_fd
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..sources import Source
+
+__all__ = ["FsspecLoader", "ReadSettings", "local_fingerprint"]
+
+
+@dataclass(frozen=True, slots=True)
+class ReadSettings:
+    """Everything that decides what text a source reads as; the loader's cache token is made of it.
+
+    Attributes:
+        encoding: the text encoding of every source.
+        on_decode_error: ``skip`` the source, ``replace`` bad bytes, or ``fail``
+            (a skip marked fatal: the render fails).
+        max_bytes: larger sources are skipped as ``too_large``; no more than
+            ``max_bytes + 1`` bytes are ever read.
+        blank: the token of the test for text with nothing to show (such a source is ``empty``).
+    """
+
+    encoding: str = "utf-8"
+    on_decode_error: str = "skip"
+    max_bytes: int = 1 << 20
+    blank: str = "strip-whitespace"
+
+
+class _Skip(Exception):
+    """A source that is readable but must not go in (too large, undecodable, empty)."""
+
+    def __init__(self, reason: SkipReason, detail: str, *, fatal: bool = False) -> None:
+        super().__init__(detail)
+        self.reason, self.detail, self.fatal = reason, detail, fatal
+
+
+def _no_text(text: str) -> bool:
+    return not text.strip()
+
+
+class FsspecLoader:
+    """Reads sources through ``fsspec.core.url_to_fs``.
+
+    Args:
+        encoding, on_decode_error, max_bytes: see :class:`ReadSettings`.
+        concurrency: how many remote reads are in flight at once, across all the
+            passes that share this loader.
+        backoff: base delay in seconds of the exponential backoff between retries.
+        is_blank: the test for text with nothing to show; such a source is ``empty``.
+        blank_token: what *is_blank* tests, for the cache token.
+        fingerprints: also fingerprint remote sources on a cold read, for policies
+            that revalidate.
+        expanders: the expanders by name, for sources that have one.
+    """
+
+    def __init__(
+        self,
+        *,
+        encoding: str = "utf-8",
+        on_decode_error: str = "skip",
+        max_bytes: int = 1 << 20,
+        concurrency: int = 64,
+        backoff: float = 0.2,
+        is_blank: Callable[[str], bool] = _no_text,
+        blank_token: str = "strip-whitespace",
+        fingerprints: bool = False,
+        expanders: Mapping[str, Expander] = EXPANDERS,
+    ) -> None:
+        self.settings = ReadSettings(encoding, on_decode_error, max_bytes, blank_token)
+        self.concurrency = concurrency
+        self.backoff = backoff
+        self.is_blank = is_blank
+        self.fingerprints = fingerprints
+        self.expanders = expanders
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+        self._limit: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
+
+    @classmethod
+    def from_config(cls, config: Config, is_blank: Callable[[str], bool], blank_token: str) -> FsspecLoader:
+        opts = config.loader
+        return cls(
+            encoding=opts.encoding,
+            on_decode_error=opts.on_decode_error,
+            max_bytes=opts.max_bytes,
+            concurrency=opts.concurrency,
+            backoff=opts.backoff,
+            is_blank=is_blank,
+            blank_token=blank_token,
+            fingerprints=config.cache.policy != "once",
+        )
+
+    @property
+    def token(self) -> str:
+        """What decides the text a source reads as: a state read under another token is read afresh."""
+        return repr(self.settings)
+
+    def __repr__(self) -> str:
+        s = self.settings
+        return (
+            f"FsspecLoader(encoding={s.encoding!r}, on_decode_error={s.on_decode_error!r}, "
+            f"max_bytes={s.max_bytes}, concurrency={self.concurrency})"
+        )
+
+    # -- the stage's verbs --------------------------------------------------
+
+    def load(self, requests: Sequence[LoadRequest]) -> list[LoadResult]:
+        """Read every request; results come back in request order (expanded sources' children in place)."""
+        return run(self.read(requests))
+
+    def read(self, requests: Sequence[LoadRequest]) -> Flow[list[LoadResult]]:
+        """:meth:`load` as a flow: local reads inline, remote ones awaited on fsspec's I/O loop."""
+        slots: list[list[LoadResult] | None] = [None] * len(requests)
+        remote = [(i, r) for i, r in enumerate(requests) if not r.source.in_process]
+        future = asyncio.run_coroutine_threadsafe(self._load_remote(remote), fsspec.asyn.get_loop()) if remote else None
+        for index, request in enumerate(requests):
+            if slots[index] is None and request.source.in_process:
+                slots[index] = self._read_inline(request)
+        if future is not None:
+            try:
+                done = yield future
+            except BaseException:
+                future.cancel()
+                raise
+            for index, results in done:
+                slots[index] = results
+        return [result for results in slots if results for result in results]
+
+    def unchanged(self, checks: Sequence[LocalCheck]) -> bool:
+        """Whether every local file still is as *checks* last saw it: one ``os.stat`` each, nothing read."""
+        for check in checks:
+            try:
+                info = os.stat(check.path)
+            except FileNotFoundError:
+                if check.out == SkipReason.NOT_FOUND:
+                    continue
+                return False
+            except OSError:
+                return False
+            found = local_fingerprint(info)
+            if found == check.fingerprint:
+                continue
+            if check.out is not None and (
+                check.out_fingerprint == found or (stat.S_ISDIR(info.st_mode) and check.out == SkipReason.IS_DIRECTORY)
+            ):
+                continue
+            return False
+        return True
+
+    # -- inline (local and memory) ------------------------------------------
+
+    def _read_inline(self, request: LoadRequest) -> list[LoadResult]:
+        source = request.source
+        started = time.perf_counter()
+        try:
+            if source.expander is not None:
+                children = self.expanders[source.expander].expand(source)
+                results = [self._read_inline(_child(request, c))[0] for c in children]
+                return self._expanded(request, started, results)
+            fs, path = source.open_fs()
+            if isinstance(fs, LocalFileSystem):
+                return [self._read_local(request, path, started)]
+            known = fingerprint(fs.info(path)) if self.fingerprints or request.fingerprint else None
+            if known is not None and known == request.fingerprint:
+                return [_unchanged(request, known, started)]
+            data = fs.cat_file(path, start=0, end=self.settings.max_bytes + 1)
+            return [self._finish(request, data, known, started)]
+        except Exception as exc:  # every failure becomes a skip with a reason
+            return [self._failure(source, exc, started, _is_directory(source, exc))]
+
+    def _read_local(self, request: LoadRequest, path: str, started: float) -> LoadResult:
+        # os-level calls: for small files the Python file object costs more than the read.
+        limit = self.settings.max_bytes
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            try:
+                info = os.fstat(fd)
+                known = local_fingerprint(info)
+                if known == request.fingerprint:
+                    return _unchanged(request, known, started)
+                # What the file holds (not a max_bytes buffer), and more if it grew meanwhile.
+                data = read_fd(fd, min(info.st_size, limit) + 1, limit + 1)
+            finally:
+                os.close(fd)
+        except Exception as exc:
+            return self._failure(request.source, exc, started)
+        return self._finish(request, data, known, started)
+
+    # -- remote (everything else), on fsspec's I/O loop -----------------------
+
+    async def _load_remote(self, items: list[tuple[int, LoadRequest]]) -> list[tuple[int, list[LoadResult]]]:
+        limit = self._in_flight()
+        done = await asyncio.gather(*(self._read_remote(request, limit) for _, request in items))
+        return [(index, results) for (index, _), results in zip(items, done, strict=True)]
+
+    def _in_flight(self) -> asyncio.Semaphore:
+        """The loader's one cap on remote reads, shared by concurrent passes.
+
+        Made on first use on fsspec's I/O loop, where every remote read runs (so
+        no lock is needed), and made again if fsspec starts a new loop (after a fork).
+        """
+        loop = asyncio.get_running_loop()
+        if self._limit is None or self._limit[0] is not loop:
+            self._limit = (loop, asyncio.Semaphore(self.concurrency))
+        return self._limit[1]
+
+    async def _read_remote(self, request: LoadRequest, limit: asyncio.Semaphore) -> list[LoadResult]:
+        source = request.source
+        started = time.perf_counter()
+        try:
+            if source.expander is not None:
+                expander = self.expanders[source.expander]
+                children = await self._retrying(source, lambda: self._in_thread(expander.expand, source))
+                results = await asyncio.gather(*(self._read_remote(_child(request, c), limit) for c in children))
+                return self._expanded(request, started, [r[0] for r in results])
+            fs, path = await self._retrying(source, lambda: self._in_thread(source.open_fs))
+            async with limit:
+                return [await self._retrying(source, lambda: self._read_one(request, fs, path, started))]
+        except Exception as exc:
+            found = classify(exc)[0] == SkipReason.NOT_FOUND
+            is_dir = await self._in_thread(_is_directory, source, exc) if found else False
+            return [self._failure(source, exc, started, is_dir)]
+
+    async def _read_one(self, request: LoadRequest, fs: Any, path: str, started: float) -> LoadResult:
+        native = fs.async_impl and not request.source.chained
+        wanted = self.fingerprints or request.fingerprint is not None
+        known = None
+        # A fingerprint is taken before the read or from the read's own response, never after:
+        # one newer than the text it is stored with would hide the change in between for good.
+        if request.fingerprint is not None or (wanted and not (native and answers_with_info(fs))):
+            known = await self._info(request, fs, path, native)
+            if known is not None and known == request.fingerprint:
+                return _unchanged(request, known, started)
+        limit = self.settings.max_bytes + 1
+        if native:
+            data, info = await read_async(fs, path, limit, for_fingerprint=wanted)
+            if wanted and info is not None:
+                known = fingerprint(info)
+        else:
+            data = bytes(await self._in_thread(fs.cat_file, path, start=0, end=limit))
+        return self._finish(request, data, known, started)
+
+    async def _info(self, request: LoadRequest, fs: Any, path: str, native: bool) -> str | None:
+        """The fingerprint fsspec's ``info()`` gives *path*, or ``None`` (the read then reports any real error)."""
+        try:
+            if request.source.parent is None:  # a child is in the listing made this pass
+                fs.invalidate_cache(path)  # s3fs answers info() from cached listings
+            return fingerprint(await fs._info(path) if native else await self._in_thread(fs.info, path))
+        except Exception:
+            return None
+
+    async def _retrying(self, source: Source, attempt: Callable[[], Awaitable[Any]]) -> Any:
+        """Run *attempt* under the source's timeout, retrying transient failures with backoff and jitter."""
+        for tries in range(source.retries + 1):
+            try:
+                return await asyncio.wait_for(attempt(), source.timeout)
+            except (TimeoutError, _Skip):
+                raise
+            except Exception as exc:
+                reason, detail, transient = classify(exc)
+                if tries >= source.retries or not transient:
+                    raise
+                delay = self.backoff * 2**tries * random.uniform(0.5, 1.0)
+                events.source_retried(source, tries + 1, reason, source.redact(detail), delay)
+                await asyncio.sleep(delay)
+        raise AssertionError("unreachable")
+
+    async def _in_thread(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        if self._pool is None:
+            with self._pool_lock:
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="memconfig-load")
+        return await asyncio.get_running_loop().run_in_executor(self._pool, functools.partial(func, *args, **kwargs))
+
+    # -- shared: bytes to result, exceptions to reasons ------------------------
+
+    def _finish(self, request: LoadRequest, data: bytes, known: str | None, started: float) -> LoadResult:
+        source, settings = request.source, self.settings
+        try:
+            if len(data) > settings.max_bytes:
+                raise _Skip(SkipReason.TOO_LARGE, f"larger than loader.max_bytes ({settings.max_bytes} bytes)")
+            sha256 = hashlib.sha256(data).hexdigest()
+            if sha256 == request.sha256:
+                return _unchanged(request, known, started, sha256)
+            try:
+                text = data.decode(settings.encoding)
+            except UnicodeDecodeError as exc:
+                detail = f"not valid {settings.encoding} at byte {exc.start}"
+                if settings.on_decode_error != "replace":
+                    raise _Skip(SkipReason.DECODE_ERROR, detail, fatal=settings.on_decode_error == "fail") from None
+                text = data.decode(settings.encoding, errors="replace")
+            if self.is_blank(text):
+                raise _Skip(SkipReason.EMPTY, "nothing left once comments and whitespace are removed")
+        except _Skip as skip:  # the fingerprint lets a cache see next time that the file has not changed
+            return _skipped(source, skip.reason, skip.detail, started, fatal=skip.fatal, fingerprint=known)
+        return LoadResult(
+            source=source,
+            status="loaded",
+            content=text,
+            bytes=len(data),
+            sha256=sha256,
+            fingerprint=known,
+            duration_ms=_ms(started),
+        )
+
+    def _failure(self, source: Source, exc: BaseException, started: float, is_dir: bool = False) -> LoadResult:
+        if isinstance(exc, _Skip):
+            return _skipped(source, exc.reason, exc.detail, started, fatal=exc.fatal)
+        reason, detail, _ = classify(exc)
+        if is_dir:
+            reason, detail = SkipReason.IS_DIRECTORY, "is a directory"
+        elif reason == SkipReason.TIMEOUT:
+            detail = f"no answer within {source.timeout:g} s"
+        return _skipped(source, reason, source.redact(detail), started)
+
+    def _expanded(self, request: LoadRequest, started: float, results: list[LoadResult]) -> list[LoadResult]:
+        if not results:
+            return [_skipped(request.source, SkipReason.NOT_FOUND, "the glob matched no file", started)]
+        return results
+
+
+def _is_directory(source: Source, exc: BaseException) -> bool:
+    """Whether a "not found" source is in fact a directory (object stores and memory have no real ones).
+
+    Blocking: call it from a worker thread for remote filesystems. Not asked of
+    HTTP, where a directory is just another URL.
+    """
+    if source.expander is not None or source.fs_path is None or classify(exc)[0] != SkipReason.NOT_FOUND:
+        return False
+    fs, path = source.fs_path
+    if is_http(fs):
+        return False
+    try:
+        return bool(fs.isdir(path))
+    except Exception:
+        return False
+
+
+def _child(request: LoadRequest, child: Source) -> LoadRequest:
+    known, sha256 = request.children.get(child.key, (None, None))
+    return LoadRequest(child, known, sha256)
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
+
+
+def _unchanged(request: LoadRequest, known: str | None, started: float, sha256: str | None = None) -> LoadResult:
+    return LoadResult(
+        source=request.source,
+        status="unchanged",
+        sha256=sha256 or request.sha256,
+        fingerprint=known,
+        duration_ms=_ms(started),
+    )
+
+
+def _skipped(
+    source: Source,
+    reason: SkipReason,
+    detail: str,
+    started: float,
+    *,
+    fatal: bool = False,
+    fingerprint: str | None = None,
+) -> LoadResult:
+    return LoadResult(
+        source=source,
+        status="skipped",
+        reason=reason,
+        detail=detail,
+        fingerprint=fingerprint,
+        duration_ms=_ms(started),
+        fatal=fatal,
+    )

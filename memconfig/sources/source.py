@@ -1,0 +1,193 @@
+"""Sources as the pipeline uses them: resolved URLs, merged options, safe reprs.
+
+A :class:`Source` keeps the location *as written* (its identity: the section
+header and the key in state) apart from the URL handed to fsspec (``${VAR}``
+and ``~`` expanded, relative paths made absolute against ``base_dir``). How a
+URL is read is :mod:`memconfig.sources.urls`' business.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+import fsspec
+from fsspec.implementations.local import LocalFileSystem
+
+from ..config.interpolation import expand_vars_traced
+from .options import options_for
+from .redact import Redactor, is_secret_key, url_secrets, userinfo_spans
+from .urls import IN_PROCESS, absolute, chain, match_key
+
+if TYPE_CHECKING:
+    from ..config import Config
+
+__all__ = ["Source", "build_sources"]
+
+_LOCAL_FS = fsspec.filesystem("file")
+
+
+@dataclass(frozen=True, eq=False)
+class Source:
+    """One location to read: declared in the config, or made from one by an expander.
+
+    Attributes:
+        key: the location as written, credentials masked; section ``{path}``
+            and key in state. A child's key is derived from its parent's.
+        name: the display name (``{name}``), credentials masked; defaults to *key*.
+        url: the expanded URL handed to fsspec. May hold secrets: never log it,
+            log :attr:`display_url`.
+        required: a skip fails the render.
+        glob: *url* is a glob pattern, expanded by the ``glob`` expander.
+        lineage: the keys of the sources this one was expanded from, the
+            declared one first; empty for a declared source.
+        via: the expander that made this source (``"glob"``), ``None`` if declared.
+    """
+
+    key: str
+    name: str
+    url: str
+    required: bool = False
+    glob: bool = False
+    storage_options: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    timeout: float = 30.0
+    retries: int = 2
+    lineage: tuple[str, ...] = ()
+    via: str | None = None
+    redact: Redactor = field(default_factory=Redactor, repr=False)
+    fs_path: tuple[Any, str] | None = field(default=None, repr=False)
+    display_url: str = field(init=False, repr=False)
+    """The URL with credentials masked: the only form that is logged."""
+    chained: bool = field(init=False, repr=False)
+    """The URL chains filesystems with ``::`` (``zip://a.md::s3://bucket/b.zip``)."""
+    in_process: bool = field(init=False, repr=False)
+    """A local or in-memory file: read in the caller's thread, where a thread hop would cost more than the read."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "display_url", self.redact(self.url))
+        parts = chain(self.url)
+        object.__setattr__(self, "chained", len(parts) > 1)
+        object.__setattr__(self, "in_process", not self.chained and parts[0].protocol in IN_PROCESS)
+        if self.fs_path is None and not self.chained and parts[0].protocol is None:
+            # A plain path: fsspec's local filesystem, without parsing the URL on every pass.
+            object.__setattr__(self, "fs_path", (_LOCAL_FS, self.url))
+
+    def __repr__(self) -> str:
+        return f"Source(key={self.key!r}, url={self.display_url!r}, required={self.required})"
+
+    @property
+    def parent(self) -> str | None:
+        """The key of the source this one was expanded from, or ``None``."""
+        return self.lineage[-1] if self.lineage else None
+
+    @property
+    def root(self) -> str:
+        """The key of the declared source this one is, or descends from."""
+        return self.lineage[0] if self.lineage else self.key
+
+    @property
+    def expander(self) -> str | None:
+        """The name of the expander that turns this source into children, if any."""
+        return "glob" if self.glob else None
+
+    @property
+    def local_path(self) -> str | None:
+        """The path on this machine's filesystem, for a plain local file (not a glob)."""
+        if self.glob or self.fs_path is None or not isinstance(self.fs_path[0], LocalFileSystem):
+            return None
+        return self.fs_path[1]
+
+    def open_fs(self) -> tuple[Any, str]:
+        """The fsspec filesystem and path of this source.
+
+        Resolved once, except for chained URLs (``zip://…::https://…``): their
+        outer filesystem holds what it read of the inner file, so it is opened
+        anew on every pass to see a changed archive.
+        """
+        if self.fs_path is not None:
+            return self.fs_path
+        if self.chained:
+            return fsspec.core.url_to_fs(self.url, skip_instance_cache=True, **self.storage_options)  # type: ignore[no-any-return]
+        fs, path = fsspec.core.url_to_fs(self.url, **self.storage_options)
+        object.__setattr__(self, "fs_path", (fs, path))
+        return fs, path
+
+    def child(self, fs: Any, path: str, via: str) -> Source:
+        """The source for *path* (on *fs*), found by expander *via* from this one."""
+        key, url = match_key(self.key, self.url, fs, path)
+        return replace(
+            self,
+            key=key,
+            name=key,
+            url=url,
+            glob=False,
+            lineage=(*self.lineage, self.key),
+            via=via,
+            fs_path=(fs, path),
+        )
+
+
+def _expand_url(written: str) -> tuple[str, list[str]]:
+    """A source URL with ``${VAR}`` expanded, and the substituted values that must not be shown.
+
+    Values put into the user-info of a URL (``https://alice:${PASS}@host``) are
+    percent-encoded, so a password holding ``@``, ``/``, ``?`` or ``#`` stays a
+    password (unencoded, part of it would be taken for the host and looked up).
+    Not to be shown: those values, and the values of variables whose name looks
+    secret (``${GIST_TOKEN}``, ``${DB_PASSWORD}``). Others, like ``${HOME}``, stay readable.
+    """
+    _, substitutions = expand_vars_traced(written)
+    # User-info is found in the text as written, each reference blanked: a default may hold "/" or "@".
+    blanked = written
+    for sub in substitutions:
+        blanked = blanked[: sub.start] + "_" * (sub.end - sub.start) + blanked[sub.end :]
+    spans = userinfo_spans(blanked)
+    url, substitutions = expand_vars_traced(written, quote_within=spans)
+    hidden = [
+        sub.value
+        for sub in substitutions
+        if is_secret_key(sub.name) or any(start <= sub.start and sub.end <= end for start, end in spans)
+    ]
+    hidden += [userinfo for sub in substitutions if (userinfo := _embedded_userinfo(sub.value))]
+    return url, hidden + [quote(value, safe=":") for value in hidden]
+
+
+def _embedded_userinfo(value: str) -> str | None:
+    """The ``user:password`` of a whole URL given by one variable (``url: ${AGENTS_URL}``).
+
+    Read up to the last ``@``, as a password may hold ``/`` or ``#`` that end
+    the usual user-info rule early; only when it has the ``user:password`` form.
+    """
+    scheme = value.find("://")
+    at = value.rfind("@")
+    if scheme < 0 or at < scheme:
+        return None
+    userinfo = value[scheme + 3 : at]
+    return userinfo if ":" in userinfo else None
+
+
+def build_sources(config: Config) -> list[Source]:
+    """The config's sources, resolved, with per-protocol and named storage options merged."""
+    out = []
+    for item in config.sources:
+        expanded, hidden = _expand_url(item.written)
+        url = absolute(expanded, config)
+        protocols = [part.protocol or "file" for part in chain(url)]
+        options = options_for(protocols, config, item.storage_options, item.credentials)
+        redact = Redactor(options, [*url_secrets(url), *hidden])
+        out.append(
+            Source(
+                key=redact(item.written),
+                name=redact(item.display_name),
+                url=url,
+                required=item.required,
+                glob=item.glob is not None,
+                storage_options=options,
+                timeout=item.timeout if item.timeout is not None else config.loader.timeout,
+                retries=item.retries if item.retries is not None else config.loader.retries,
+                redact=redact,
+            )
+        )
+    return out

@@ -1,0 +1,138 @@
+"""How memconfig reads a source's URL: the one place URLs are interpreted.
+
+fsspec parses URLs (``split_protocol``, ``url_to_fs``); this module only
+splits ``::`` chains (:func:`chain`) to find which local parts need resolving,
+which protocols must be installed and which filesystem each storage option is
+for, and derives the key of a glob's match from the pattern as written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import fsspec
+from fsspec.core import split_protocol
+
+from ..config.interpolation import expand_vars
+
+if TYPE_CHECKING:
+    from ..config import Config
+
+__all__ = ["EXTRAS", "IN_PROCESS", "LOCAL", "Part", "absolute", "chain", "match_key", "protocol_problem", "resolve_url"]
+
+#: Which memconfig extra brings a protocol's filesystem.
+EXTRAS: Mapping[str, str] = {
+    "http": "http",
+    "https": "http",
+    "s3": "s3",
+    "s3a": "s3",
+    "git": "git",
+}
+LOCAL = frozenset({"file", "local"})
+IN_PROCESS = frozenset({None, "file", "local", "memory"})
+_MAGIC = re.compile(r"[*?\[]")
+_WORD = re.compile(r"[a-z]+")
+
+
+class Part(NamedTuple):
+    """One part of a (``::``-chained) URL."""
+
+    protocol: str | None
+    """As fsspec reads it; ``None`` for a plain path."""
+    path: str
+    """The part after ``protocol://``."""
+    text: str
+    """The part as written."""
+
+
+def chain(url: str) -> list[Part]:
+    """The parts of a URL, outermost first: one part unless it is chained with ``::``.
+
+    As in fsspec, a chained part that is a bare protocol name
+    (``simplecache::s3://bucket/a.md``) is that protocol with no path.
+    """
+    texts = url.split("::")
+    parts = []
+    for text in texts:
+        if len(texts) > 1 and (_WORD.fullmatch(text) or text in fsspec.available_protocols()):
+            parts.append(Part(text, "", text))
+        else:
+            protocol, path = split_protocol(text)
+            parts.append(Part(protocol, path, text))
+    return parts
+
+
+def static_prefix(pattern: str) -> str:
+    """The part of a glob before its first magic character, up to a ``/``."""
+    found = _MAGIC.search(pattern)
+    head = pattern if found is None else pattern[: found.start()]
+    return head[: head.rfind("/") + 1] if found is not None else head
+
+
+def resolve_url(written: str, config: Config) -> str:
+    """Expand ``${VAR}`` and ``~`` and make local parts of a (chained) URL absolute against ``base_dir``.
+
+    Local parts are plain paths, ``file://`` and ``local://`` URLs, and the
+    repository of a ``git://repo:ref@path`` URL (none given: ``base_dir``).
+    """
+    return absolute(expand_vars(written), config)
+
+
+def absolute(url: str, config: Config) -> str:
+    """*url* (expanded) with its local parts made absolute, as :func:`resolve_url` says."""
+    parts = []
+    for part in chain(url):
+        if part.protocol is None:
+            parts.append(str(config.resolve_path(part.path)))
+        elif part.text == part.protocol:  # a bare protocol name in a chain
+            parts.append(part.text)
+        elif part.protocol in LOCAL:
+            parts.append(f"{part.protocol}://{config.resolve_path(part.path)}")
+        elif part.protocol == "git":
+            repo, colon, rest = part.path.partition(":")
+            repo, rest = (repo, rest) if colon else ("", part.path)
+            parts.append(f"git://{config.resolve_path(repo)}:{rest}")
+        else:
+            parts.append(part.text)
+    return "::".join(parts)
+
+
+def protocol_problem(written: str) -> str | None:
+    """Why the filesystem for a URL cannot be used here, or ``None``."""
+    try:
+        url = expand_vars(written)
+    except ValueError:
+        return None  # reported by the config's own validation
+    for part in chain(url):
+        protocol = part.protocol
+        if protocol is None or protocol in LOCAL:
+            continue
+        try:
+            fsspec.get_filesystem_class(protocol)
+        except ImportError as exc:
+            extra = EXTRAS.get(protocol)
+            hint = f"pip install 'memconfig[{extra}]'" if extra else str(exc)
+            return f"the {protocol}:// filesystem is not installed ({hint})"
+        except ValueError:
+            return f"unknown protocol {protocol!r}; is its fsspec package installed?"
+    return None
+
+
+def match_key(written: str, resolved: str, fs: Any, path: str) -> tuple[str, str]:
+    """The key and URL of the match *path* of a glob written as *written* and resolved to *resolved*.
+
+    The key keeps the pattern's text as written up to its first magic character
+    (``${VAR}`` and ``~`` unexpanded), so a match is named as its glob is; a
+    chained glob's outer layers (``::…``) carry over to both.
+    """
+    head_written, head_resolved = chain(written)[0].text, chain(resolved)[0].text
+    resolved_root = fs._strip_protocol(static_prefix(head_resolved)).rstrip("/")
+    if path.startswith(resolved_root):
+        rel = path[len(resolved_root) :].lstrip("/")
+        prefix = static_prefix(head_written)
+        key = prefix + ("/" if prefix and not prefix.endswith("/") else "") + rel
+    else:
+        key = fs.unstrip_protocol(path)
+    return key + written[len(head_written) :], fs.unstrip_protocol(path) + resolved[len(head_resolved) :]
