@@ -39,10 +39,10 @@ beforehand (an agent builds its pipeline once, at start), each with an empty sta
 e2e_cold times the building too (see Bench.e2e_cold). Memory (glob_memory) is
 tracemalloc's current traced size after gc.collect(), see Bench.glob_memory.
 JSON logging is configured exactly as the CLI does
-(memconfig.events.configure_cli_logging), writing to os.devnull. memconfig and
+(memconfig.cli.logs.configure_cli_logging), writing to os.devnull. memconfig and
 deepagents are given the same template (memconfig's deepagents preset's, see
 template()), and their prompts are checked to be identical. Only memconfig's public API is used (Pipeline.from_config,
-Pipeline.render, Config.from_mapping, events.configure_cli_logging), so the same
+Pipeline.render, Config.from_mapping, cli.logs.configure_cli_logging), so the same
 script measures the code before and after a refactoring (PYTHONPATH=<tree>).
 Exit status: 0 when every target passes, 1 otherwise.
 """
@@ -76,7 +76,7 @@ from fsspec.implementations.local import LocalFileSystem
 import memconfig
 from memconfig import Pipeline
 from memconfig.config import Config
-from memconfig.events import configure_cli_logging
+from memconfig.cli.logs import configure_cli_logging
 
 N_HTTP = 50
 N_LOCAL = 200

@@ -25,7 +25,7 @@ from .stages import Appender, Formatter, Loader, LoadResult, Processor, Snapshot
 
 __all__ = ["Pipeline"]
 
-_MEMO = 64
+_MEMO = 8  # distinct blocks kept: enough for states that differ, small enough to stay flat under churn
 
 
 class Pipeline:
@@ -72,7 +72,7 @@ class Pipeline:
             config = Config.from_mapping(config)
         formatter = TemplateFormatter.from_config(config)
         cleaning = Cleaning(formatter.layout.strip_html_comments)
-        chain = [*cleaning.steps, *processors]
+        chain: list[Processor] = [*cleaning.steps, *processors]
         loader = FsspecLoader.from_config(config, cleaning.is_blank, cleaning.token)
         tokens = [loader.token, *(p.token for p in chain), formatter.token]
         cache = PolicyCache.from_config(config, build_sources(config), tokens)
@@ -182,7 +182,7 @@ class Pipeline:
                 drop = out[record.source]
                 record = replace(record, status="skipped", reason=drop.reason, detail=f"by {drop.processor}")
             elif record.source in chars:
-                record = replace(record, chars=chars[record.source])
+                record = record.with_chars(chars[record.source])
             records.append(record)
         view = (block.text, block.sha256, _with_parent_sizes(records), len(drops))
         self._views[snapshot.digest] = view
@@ -212,4 +212,4 @@ def _with_parent_sizes(records: list[SourceRecord]) -> tuple[SourceRecord, ...]:
             sizes[record.parent] = sizes.get(record.parent, 0) + record.chars
     if not sizes:
         return tuple(records)
-    return tuple(replace(r, chars=sizes[r.source]) if r.source in sizes else r for r in records)
+    return tuple(r.with_chars(sizes[r.source]) if r.source in sizes else r for r in records)

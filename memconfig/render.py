@@ -36,6 +36,10 @@ class Section:
     parent: str | None = None
     via: str | None = None
 
+    def with_text(self, text: str) -> Section:
+        """This section with other text: ``dataclasses.replace(section, text=text)``, several times cheaper."""
+        return Section(self.source, self.name, self.url, text, self.sha256, self.parent, self.via)
+
 
 @dataclass(frozen=True, slots=True)
 class SourceRecord:
@@ -56,6 +60,21 @@ class SourceRecord:
     sha256: str | None = None
     parent: str | None = None
     via: str | None = None
+
+    def with_chars(self, chars: int) -> SourceRecord:
+        """This record with its size in the block filled in (cheaper than ``dataclasses.replace``)."""
+        return SourceRecord(
+            self.name,
+            self.source,
+            self.url,
+            self.status,
+            self.reason,
+            self.detail,
+            chars,
+            self.sha256,
+            self.parent,
+            self.via,
+        )
 
 
 @dataclass(frozen=True, slots=True)

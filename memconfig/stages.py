@@ -140,7 +140,8 @@ class Processor(Protocol):
     settings, so that changing it invalidates memoised blocks and states.
     """
 
-    token: str
+    @property
+    def token(self) -> str: ...
 
     def __call__(self, sections: Sequence[Section]) -> Sequence[Section]: ...
 
@@ -149,7 +150,8 @@ class Processor(Protocol):
 class Formatter(Protocol):
     """Joins sections into one memory block."""
 
-    token: str
+    @property
+    def token(self) -> str: ...
 
     def format(self, sections: Sequence[Section]) -> Block: ...
 

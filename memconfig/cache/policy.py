@@ -28,12 +28,12 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Generator, Mapping, MutableMapping, Sequence
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import events
 from ..drive import Flow, blocks_a_loop
 from ..failures import Failure, SkipReason
-from ..render import Section, SourceRecord
+from ..render import Section, SourceRecord, Status
 from ..stages import Loader, LoadRequest, LoadResult, LocalCheck, Snapshot
 from .flights import Flights
 from .merge import STALE_REASONS, Merge, Pass, sha
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = ["STALE_REASONS", "PolicyCache"]
 
-_MEMO = 64
+_MEMO = 8  # distinct blocks kept: enough for states that differ, small enough to stay flat under churn
 #: This process, in stamps: passes are ordered only against passes of the same process
 #: (a wall clock from another host, or from before a clock step, would order them wrongly).
 _PROCESS = uuid.uuid4().hex
@@ -145,15 +145,16 @@ class PolicyCache:
         """The state's contents and meta; meta ``None`` when the contents must be read afresh."""
         with self._lock:
             contents = state.get(self.state_key)
-            meta = state.get(self.meta_key)
+            found = state.get(self.meta_key)
             if contents is None:
                 return None, None
-            if not isinstance(meta, dict) or meta.get("v") != META_VERSION:
+            if not isinstance(found, dict) or found.get("v") != META_VERSION:
                 # Written without meta (deepagents, by hand) or by another memconfig: taken as it is.
-                meta = self._adopt(state, contents)
-            elif meta.get("made_for") != self.made_for:
+                return contents, self._adopt(state, contents)
+            if found.get("made_for") != self.made_for:
                 return contents, None  # made under another configuration
-            elif len(contents) != len(meta["entries"]):
+            meta = cast(Meta, found)
+            if len(contents) != len(meta["entries"]):
                 contents, meta = self._repair(state, contents, meta)
         return contents, meta
 
@@ -171,9 +172,11 @@ class PolicyCache:
                     return self._snapshot(meta, contents, {"revalidated": 0})
             elif not meta["pending"] and self._unchanged_on_disk(meta, loader):
                 if self.policy == "ttl":
+                    checked = _checked(meta)
                     with self._lock:
                         if state.get(self.meta_key) is meta:  # unless another render changed it meanwhile
-                            state[self.meta_key] = meta = {**meta, "checked_at": time.time()}
+                            state[self.meta_key] = checked
+                    meta = checked
                 return self._snapshot(meta, contents, {"revalidated": len(self._stat_paths or ())})
         work = Pass([], force, _PROCESS, revalidation=contents is not None and current and not force)
         if force or (contents is not None and not current):  # read everything as it is now, whatever is held
@@ -258,7 +261,7 @@ class PolicyCache:
         pending = list(dict.fromkeys([*meta["pending"], *(k for k in gone if k in self._by_key)]))
         kept = {e["source"] for e in entries}
         contents = {k: v for k, v in contents.items() if k in kept}
-        meta = {**meta, "entries": entries, "pending": pending, "digest": digest(entries, meta["skipped"])}
+        meta = cast(Meta, {**meta, "entries": entries, "pending": pending, "digest": digest(entries, meta["skipped"])})
         state[self.state_key], state[self.meta_key] = contents, meta
         return contents, meta
 
@@ -283,8 +286,8 @@ class PolicyCache:
     def _merge(self, state: MutableMapping[str, Any], work: Pass, results: Mapping[int, list[LoadResult]]) -> Snapshot:
         """Fold a pass's results into *state*, log what changed, and snapshot the result."""
         with self._lock:
-            meta = state.get(self.meta_key)
-            meta = meta if isinstance(meta, dict) and meta.get("v") == META_VERSION else {}
+            found = state.get(self.meta_key)
+            meta = cast(Meta, found if isinstance(found, dict) and found.get("v") == META_VERSION else {})
             merge = Merge(work, self._latest, dict(state.get(self.state_key) or {}), meta, self._by_key)
             for index, request in enumerate(work.requests):
                 merge.source(request.source, results.get(index, []))
@@ -305,7 +308,7 @@ class PolicyCache:
             )
             if unchanged:
                 if self.policy == "ttl":
-                    state[self.meta_key] = meta = {**meta, "checked_at": time.time()}
+                    state[self.meta_key] = meta = _checked(meta)
             else:
                 keep = {e["source"] for e in ordered}
                 state[self.state_key] = {k: v for k, v in merge.contents.items() if k in keep}
@@ -364,7 +367,7 @@ class PolicyCache:
         def visit(key: str, name: str, url: str, parent: str | None, via: str | None) -> None:
             if key in entries:
                 e = entries[key]
-                status = "stale" if e["stale"] else "loaded"
+                status: Status = "stale" if e["stale"] else "loaded"
                 reason = SkipReason(e["stale"]) if e["stale"] else None
                 records.append(
                     SourceRecord(e["name"], key, e["url"], status, reason, sha256=e["sha256"], parent=parent, via=via)
@@ -408,11 +411,16 @@ def _load(loader: Loader, requests: list[LoadRequest]) -> Generator[Any, Any, Se
     """Ask *loader* for *requests*: its flow form if it has one, else its one method (sync or async)."""
     read = getattr(loader, "read", None)
     if read is not None and inspect.isgeneratorfunction(read):
-        return (yield from read(requests))
+        return cast(Sequence[LoadResult], (yield from read(requests)))
     outcome = loader.load(requests)
     if isinstance(outcome, Future) or inspect.isawaitable(outcome):
-        return (yield outcome)
+        return cast(Sequence[LoadResult], (yield outcome))
     return outcome
+
+
+def _checked(meta: Meta) -> Meta:
+    """*meta*, checked now (a copy: the one in state may be shared with a render still reading it)."""
+    return cast(Meta, {**meta, "checked_at": time.time()})
 
 
 def _sections(meta: Meta, contents: Mapping[str, str]) -> tuple[Section, ...]:

@@ -7,7 +7,6 @@ and never stored).
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,10 +31,11 @@ class TextStep:
         return repr(self)
 
     def __call__(self, sections: Sequence[Section]) -> list[Section]:
+        clean = self.clean
         out = []
         for section in sections:
-            text = self.clean(section.text)
-            out.append(section if text is section.text else dataclasses.replace(section, text=text))
+            text = clean(section.text)
+            out.append(section if text is section.text else section.with_text(text))
         return out
 
 

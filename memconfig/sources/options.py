@@ -28,13 +28,16 @@ def options_for(
     is for that protocol; and each protocol's ``storage`` entry lies under
     what the source gives it.
     """
+    storage = config.storage
+    if not own and credentials is None and not any(protocol in storage for protocol in protocols):
+        return {}
     inner = protocols[-1]
     nested = {k: v for k, v in own.items() if k in protocols and isinstance(v, Mapping)}
     flat = {k: v for k, v in own.items() if k not in nested}
     named = config.credentials_table.get(credentials, {}) if credentials is not None else {}
     merged = {
         protocol: merge_options(
-            config.storage.get(protocol, {}),
+            storage.get(protocol, {}),
             *((named, flat) if protocol == inner else ()),
             nested.get(protocol, {}),
         )

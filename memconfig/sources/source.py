@@ -19,7 +19,7 @@ from fsspec.implementations.local import LocalFileSystem
 from ..config.interpolation import expand_vars_traced
 from .options import options_for
 from .redact import Redactor, is_secret_key, url_secrets, userinfo_spans
-from .urls import IN_PROCESS, absolute, chain, match_key
+from .urls import IN_PROCESS, absolute, chain, local_resolver, match_key
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["Source", "build_sources"]
 
 _LOCAL_FS = fsspec.filesystem("file")
+_NO_SECRETS = Redactor()
 
 
 @dataclass(frozen=True, eq=False)
@@ -138,6 +139,8 @@ def _expand_url(written: str) -> tuple[str, list[str]]:
     Not to be shown: those values, and the values of variables whose name looks
     secret (``${GIST_TOKEN}``, ``${DB_PASSWORD}``). Others, like ``${HOME}``, stay readable.
     """
+    if "$" not in written:
+        return written, []
     _, substitutions = expand_vars_traced(written)
     # User-info is found in the text as written, each reference blanked: a default may hold "/" or "@".
     blanked = written
@@ -171,12 +174,15 @@ def _embedded_userinfo(value: str) -> str | None:
 def build_sources(config: Config) -> list[Source]:
     """The config's sources, resolved, with per-protocol and named storage options merged."""
     out = []
+    resolve = local_resolver(config.base_path)
+    timeout, retries = config.loader.timeout, config.loader.retries
     for item in config.sources:
         expanded, hidden = _expand_url(item.written)
-        url = absolute(expanded, config)
+        url = absolute(expanded, config, resolve)
         protocols = [part.protocol or "file" for part in chain(url)]
         options = options_for(protocols, config, item.storage_options, item.credentials)
-        redact = Redactor(options, [*url_secrets(url), *hidden])
+        secrets = [*url_secrets(url), *hidden]
+        redact = Redactor(options, secrets) if options or secrets else _NO_SECRETS
         out.append(
             Source(
                 key=redact(item.written),
@@ -185,8 +191,8 @@ def build_sources(config: Config) -> list[Source]:
                 required=item.required,
                 glob=item.glob is not None,
                 storage_options=options,
-                timeout=item.timeout if item.timeout is not None else config.loader.timeout,
-                retries=item.retries if item.retries is not None else config.loader.retries,
+                timeout=item.timeout if item.timeout is not None else timeout,
+                retries=item.retries if item.retries is not None else retries,
                 redact=redact,
             )
         )
