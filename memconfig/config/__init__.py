@@ -1,6 +1,18 @@
-"""The YAML config: its schema, reading, ``${VAR}`` expansion and the checks that need the disk."""
+"""The YAML config: its schema, reading, ``${VAR}`` expansion and the checks that need the disk.
+
+Loading goes: read the file, parse YAML (:mod:`.safe_yaml`: ``yaml.safe_load``
+that rejects a repeated key), expand ``${VAR}`` / ``${VAR:-default}`` in string
+values (:mod:`.expansion`), validate with pydantic-settings (:mod:`.schema`;
+``MEMCONFIG_*`` environment variables override the file, nested with ``__``),
+then check what needs the disk (:mod:`.checks`: template and credentials files,
+installed protocols) and repeated sources. Those checks run even when
+validation failed, so every problem found is reported at once, each with its
+key path (:mod:`.problems`). :mod:`.loading` ties it together as
+:func:`load_config`.
+"""
 
 from .interpolation import expand_vars
+from .loading import load_config
 from .schema import (
     AppenderConfig,
     CacheConfig,
@@ -9,7 +21,6 @@ from .schema import (
     LoaderConfig,
     LoggingConfig,
     SourceConfig,
-    load_config,
 )
 
 __all__ = [

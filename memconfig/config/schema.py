@@ -1,28 +1,23 @@
-"""The YAML config (schema version 1): its model, loading, and error reporting.
+"""The YAML config's schema (version 1): the pydantic models, and :meth:`Config.from_mapping`.
 
-Loading goes: read the file, parse YAML (``yaml.safe_load``), expand
-``${VAR}`` / ``${VAR:-default}`` in string values, validate with
-pydantic-settings (``MEMCONFIG_*`` environment variables override the file,
-nested with ``__``), then check what needs the disk (template and credentials
-files, installed protocols) and repeated sources. Those checks run even when
-validation failed, so every problem found is reported at once, each with its
-key path.
+Only what a valid config is lives here. Validating a mapping also expands
+``${VAR}`` (:mod:`~memconfig.config.expansion`), reports errors at their key
+paths (:mod:`~memconfig.config.problems`) and runs the checks that need the
+disk (:mod:`~memconfig.config.checks`); reading a YAML file into a config is
+:mod:`~memconfig.config.loading`.
 """
 
 from __future__ import annotations
 
 import codecs
 import os
-import re
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
-    EnvSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     SettingsError,
@@ -30,11 +25,12 @@ from pydantic_settings import (
 
 from ..exceptions import ConfigError, Problem
 from ..format.presets import MEMORY_SLOT, PRESETS, SECTION_SLOTS, Preset
-from ..format.templates import Template, TemplateError
-from ..sources.options import merge_options
-from ..sources.redact import is_secret_key, redact_options, redact_url
-from ..sources.urls import protocol_problem
-from .interpolation import UnsetVariableError, expand_vars
+from ..format.templates import Template
+from ..sources.redact import redact_options, redact_url
+from .checks import ON_DISK, check_on_disk, resolve, with_environment
+from .expansion import expand_tree
+from .interpolation import expand_vars
+from .problems import problem_from_pydantic, problem_from_settings
 
 __all__ = [
     "AppenderConfig",
@@ -44,8 +40,6 @@ __all__ = [
     "LoaderConfig",
     "LoggingConfig",
     "SourceConfig",
-    "expand_vars",
-    "load_config",
 ]
 
 _SECTIONS = frozenset({"sources", "storage", "loader", "cache", "formatter", "appender", "logging"})
@@ -310,7 +304,7 @@ class Config(BaseSettings):
 
     def resolve_path(self, path: str) -> Path:
         """A local path from this config: ``~`` expanded, relative to :attr:`base_path`."""
-        return _resolve(self._base, path)
+        return resolve(self._base, path)
 
     @classmethod
     def from_mapping(
@@ -328,20 +322,20 @@ class Config(BaseSettings):
             ConfigError: listing every problem, each with its key path.
         """
         problems: list[Problem] = []
-        expanded = _expand_tree(dict(data), "", problems)
+        expanded = expand_tree(dict(data), "", problems)
         config: Config | None = None
         try:
             config = cls(**expanded)
         except ValidationError as exc:
-            problems += [_problem_from_pydantic(err) for err in exc.errors()]
+            problems += [problem_from_pydantic(err) for err in exc.errors()]
         except SettingsError as exc:
-            problems.append(_problem_from_settings(exc))
+            problems.append(problem_from_settings(exc))
         # The disk is checked even when the schema has problems, so that every problem is listed at once.
-        plain = config.model_dump(include=_ON_DISK) if config is not None else _with_environment(cls, expanded)
+        plain = config.model_dump(include=ON_DISK) if config is not None else with_environment(cls, expanded)
         origin = Path(base_dir) if base_dir is not None else Path.cwd()
         chosen = plain.get("base_dir")
-        base = Path(os.path.abspath(_resolve(origin, chosen) if isinstance(chosen, str) else origin))
-        template_text, credentials = _check_on_disk(plain, base, problems)
+        base = Path(os.path.abspath(resolve(origin, chosen) if isinstance(chosen, str) else origin))
+        template_text, credentials = check_on_disk(plain, base, problems)
         if config is None or problems:
             raise ConfigError(problems, file=file)
         config._file = file
@@ -349,303 +343,3 @@ class Config(BaseSettings):
         config._template_text = template_text
         config._credentials = credentials
         return config
-
-
-# -- loading ---------------------------------------------------------------
-
-# What _check_on_disk reads of a config.
-_ON_DISK = {"base_dir", "credentials_file", "sources", "formatter"}
-# Keys whose strings keep ${VAR} as written (they are expanded when used).
-_KEEP_AS_WRITTEN = re.compile(r"^sources\[\d+\]\.(url|glob)$|^sources\[\d+\]$")
-# Where storage options sit: there, a value under a secret-looking name is a secret.
-_OPTIONS = re.compile(r"^(storage|sources\[\d+\]\.storage_options)\.")
-_UNSET_IN_SECRET = (
-    "references an environment variable that is not set (its name is not shown, as it may be part of the secret;"
-    " write ${NAME:-default}, or $$ for a literal $)"
-)
-
-
-def _expand_tree(value: Any, path: str, problems: list[Problem], secret: bool = False) -> Any:
-    """*value* with ``${VAR}`` expanded in its strings; each problem is added to *problems* at its key path.
-
-    A mapping key that is not a string (YAML reads an unquoted ``on`` as
-    ``True`` and ``1`` as a number) is a problem, and is left out. Under a
-    secret (*secret*, or a storage option with a secret-looking name) a problem
-    never quotes the value, nor a variable name that may be part of it.
-    """
-    if isinstance(value, str):
-        if _KEEP_AS_WRITTEN.match(path):
-            return value
-        try:
-            return expand_vars(value)
-        except UnsetVariableError as exc:
-            named = not secret or value.strip() == f"${{{exc.name}}}"
-            problems.append(Problem(path, str(exc) if named else _UNSET_IN_SECRET))
-        except ValueError as exc:
-            problems.append(Problem(path, str(exc)))
-        return value
-    if isinstance(value, Mapping):
-        out = {}
-        for key, item in value.items():
-            where = f"{path}.{key}" if path else str(key)
-            if isinstance(key, str):
-                below = secret or (is_secret_key(key) and _OPTIONS.match(where) is not None)
-                out[key] = _expand_tree(item, where, problems, below)
-            else:
-                hint = f' (quote it: "{key.text}")' if isinstance(key, _Key) and key.text else ""
-                problems.append(Problem(where, f"keys must be strings{hint}"))
-        return out
-    if isinstance(value, list):
-        return [_expand_tree(v, f"{path}[{i}]", problems, secret) for i, v in enumerate(value)]
-    return value
-
-
-def _format_loc(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out
-
-
-def _problem_from_pydantic(err: Mapping[str, Any]) -> Problem:
-    loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("function-", "union["))))
-    message = str(err["msg"])
-    message = message.removeprefix("Value error, ")
-    if err["type"] == "extra_forbidden":
-        message = "unknown key"
-    elif err["type"] == "missing":
-        message = "required key is missing"
-    elif err["type"] in ("model_type", "dict_type"):
-        message = "must be a mapping"
-    else:
-        message = message.replace("Input should be", "must be")
-    return Problem(_format_loc(loc), message + _env_hint(loc))
-
-
-def _problem_from_settings(exc: SettingsError) -> Problem:
-    found = re.search(r'field "(\w+)"', str(exc))
-    if found is None:
-        return Problem("(environment)", str(exc))
-    name = f"MEMCONFIG_{found[1].upper()}"
-    return Problem(found[1], f"environment variable {name} is not valid JSON (lists and mappings must be JSON)")
-
-
-def _env_hint(loc: tuple[int | str, ...]) -> str:
-    """Name the ``MEMCONFIG_*`` variable behind a bad value, since the YAML may not even mention it."""
-    names = [str(p) for p in loc]
-    set_names = {k.upper() for k in os.environ if k.upper().startswith("MEMCONFIG_")}
-    for end in range(len(names), 0, -1):
-        if not all(n.isidentifier() for n in names[:end]):
-            continue
-        name = "MEMCONFIG_" + "__".join(names[:end]).upper()
-        if name in set_names:
-            return f" (set by environment variable {name})"
-    return ""
-
-
-def _resolve(base: Path, path: str) -> Path:
-    expanded = Path(os.path.expanduser(path))
-    return expanded if expanded.is_absolute() else base / expanded
-
-
-def _with_environment(cls: type[Config], data: Mapping[str, Any]) -> dict[str, Any]:
-    """*data* with the ``MEMCONFIG_*`` overrides laid over it, as validation saw it."""
-    try:
-        overrides = EnvSettingsSource(cls)()
-    except ValueError:
-        overrides = {}  # a SettingsError, reported by validation
-    return merge_options(data, overrides)
-
-
-def _reported(problems: list[Problem], path: str) -> bool:
-    return any(p.path == path for p in problems)
-
-
-def _location(item: Any) -> tuple[str, str, Any] | None:
-    """A source entry's location key (``url`` or ``glob``), what is written there, and its ``credentials``.
-
-    ``None`` for an entry too malformed to say (validation reports it).
-    """
-    if isinstance(item, str):
-        return "url", item, None
-    if not isinstance(item, Mapping):
-        return None
-    given = [(key, item[key]) for key in ("url", "glob") if item.get(key) is not None]
-    if len(given) != 1 or not isinstance(given[0][1], str) or not given[0][1].strip():
-        return None
-    return given[0][0], given[0][1], item.get("credentials")
-
-
-def _check_on_disk(
-    data: Mapping[str, Any], base: Path, problems: list[Problem]
-) -> tuple[str | None, dict[str, dict[str, Any]]]:
-    """Checks that need the filesystem or installed packages, and repeated sources.
-
-    Works on the config as plain data (validated or not), so that it also runs
-    when the schema has problems; a value that is malformed there is left to
-    validation's report.
-
-    Returns:
-        What was read: the text of ``formatter.template_file`` and the
-        ``credentials_file`` table (``None`` and empty when not set or not valid).
-    """
-    items = data.get("sources")
-    sources = [
-        (i, found) for i, item in enumerate(items if isinstance(items, list) else []) if (found := _location(item))
-    ]
-    seen: dict[str, int] = {}
-    for i, (_, written, _) in sources:
-        # Compared as shown (credentials masked): that form is the source's key in state.
-        shown = redact_url(written)
-        if shown in seen:
-            problems.append(Problem(f"sources[{i}]", f"repeats sources[{seen[shown]}] ({shown!r})"))
-        seen.setdefault(shown, i)
-
-    files_ok = not _reported(problems, "base_dir")  # relative to a base_dir that is wrong, every file is missing
-    template_text = None
-    formatter = data.get("formatter")
-    template_file = formatter.get("template_file") if isinstance(formatter, Mapping) else None
-    if isinstance(template_file, str) and files_ok and not _reported(problems, "formatter.template_file"):
-        path = _resolve(base, template_file)
-        text = _read_text(path, "formatter.template_file", problems)
-        if text is not None:
-            try:
-                Template(text, {MEMORY_SLOT}, [MEMORY_SLOT])
-                template_text = text
-            except TemplateError as exc:
-                problems.append(Problem("formatter.template_file", f"{path}: {exc}"))
-
-    credentials_file = data.get("credentials_file")
-    wanted = any(isinstance(credentials, str) for _, (_, _, credentials) in sources)
-    table: dict[str, dict[str, Any]] = {}
-    table_ok = False
-    if wanted and isinstance(credentials_file, str) and files_ok and not _reported(problems, "credentials_file"):
-        count = len(problems)
-        table = _read_credentials(_resolve(base, credentials_file), problems)
-        table_ok = len(problems) == count
-    for i, (key, written, credentials) in sources:
-        if isinstance(credentials, str):
-            if credentials_file is None:
-                problems.append(Problem(f"sources[{i}].credentials", "no credentials_file is set"))
-            elif table_ok and credentials not in table:
-                problems.append(Problem(f"sources[{i}].credentials", f"no entry {credentials!r} in credentials_file"))
-        problem = protocol_problem(written)
-        if problem:
-            problems.append(Problem(f"sources[{i}].{key}", problem))
-    return template_text, table
-
-
-def _read_text(path: Path, key: str, problems: list[Problem]) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        problems.append(Problem(key, f"file not found: {path}"))
-    except IsADirectoryError:
-        problems.append(Problem(key, f"is a directory: {path}"))
-    except UnicodeDecodeError as exc:
-        problems.append(Problem(key, f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})"))
-    except OSError as exc:
-        problems.append(Problem(key, f"cannot read {path}: {exc.strerror or exc}"))
-    return None
-
-
-def _read_credentials(path: Path, problems: list[Problem]) -> dict[str, dict[str, Any]]:
-    text = _read_text(path, "credentials_file", problems)
-    if text is None:
-        return {}
-    try:
-        data = _safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        problems.append(Problem("credentials_file", _yaml_message(str(path), exc)))
-        return {}
-    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
-        problems.append(Problem("credentials_file", f"{path}: must map names to storage options"))
-        return {}
-    # Interpolation problems here name the entry, never its value.
-    found: list[Problem] = []
-    table = _expand_tree(data, "", found, secret=True)
-    problems += [Problem(f"credentials_file: {p.path}", p.message) for p in found]
-    return {str(k): v for k, v in table.items()}
-
-
-class _Key(NamedTuple):
-    """A mapping key YAML did not read as a string, and its text as written (``on`` for ``True``)."""
-
-    value: Any
-    text: str
-
-    def __str__(self) -> str:
-        return str(self.value)
-
-
-class _SafeLoader(yaml.SafeLoader):
-    """``yaml.safe_load``, except that a key given twice in one mapping is an error, not a silent override.
-
-    A key that is not a string comes back as a :class:`_Key`, so that the
-    problem reported for it can show the key as written.
-    """
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        texts: dict[Any, str] = {}
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue
-            key = self.construct_object(key_node, deep=True)
-            if isinstance(key, Hashable):
-                if key in seen:
-                    raise yaml.constructor.ConstructorError(
-                        "while reading a mapping", node.start_mark, f"duplicate key {key!r}", key_node.start_mark
-                    )
-                seen.add(key)
-                if not isinstance(key, str) and isinstance(key_node, yaml.ScalarNode):
-                    texts[key] = key_node.value
-        mapping = super().construct_mapping(node, deep)
-        if not texts:
-            return mapping
-        return {_Key(k, texts[k]) if not isinstance(k, str) and k in texts else k: v for k, v in mapping.items()}
-
-
-def _safe_load(text: str) -> Any:
-    return yaml.load(text, Loader=_SafeLoader)  # a SafeLoader subclass: plain data only
-
-
-def _yaml_message(file: str, exc: yaml.YAMLError) -> str:
-    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-    problem = getattr(exc, "problem", None) or str(exc)
-    context = getattr(exc, "context", None)
-    text = f"{problem} ({context})" if context else str(problem)
-    if mark is not None:
-        return f"{file}:{mark.line + 1}:{mark.column + 1}: YAML syntax error: {text}"
-    return f"{file}: YAML syntax error: {text}"
-
-
-def load_config(path: str | os.PathLike[str]) -> Config:
-    """Read, parse and validate a YAML config file.
-
-    Raises:
-        ConfigError: the file cannot be read, is not valid YAML, or does not
-            describe a valid config; the message names the file and every problem.
-    """
-    file = os.fspath(path)
-    text = _read_config_text(Path(file))
-    try:
-        data = _safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(_yaml_message(file, exc)) from None
-    if data is None:
-        raise ConfigError("the config is empty; it needs at least 'version: 1'", file=file)
-    if not isinstance(data, dict):
-        raise ConfigError(f"the top level must be a mapping, not a {type(data).__name__}", file=file)
-    return Config.from_mapping(data, file=file, base_dir=Path(file).absolute().parent)
-
-
-def _read_config_text(path: Path) -> str:
-    problems: list[Problem] = []
-    text = _read_text(path, "", problems)
-    if text is None:
-        raise ConfigError([Problem("", p.message) for p in problems], file=str(path))
-    return text
