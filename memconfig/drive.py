@@ -47,7 +47,9 @@ def blocks_a_loop() -> bool:
 
 def run(flow: Flow[T]) -> T:
     """Run *flow* to its end in this thread, blocking on each wait."""
-    token = _AWAITED.set(False)
+    if not _AWAITED.get():
+        return _run(flow)
+    token = _AWAITED.set(False)  # a sync render called from inside an async one
     try:
         return _run(flow)
     finally:

@@ -69,17 +69,37 @@ def _structlog_logger() -> Any:
     cannot be reused by a later configuration.)
     """
     global _bound
-    config = structlog.get_config()
-    token = (
-        id(config["processors"]),
-        id(config["logger_factory"]),
-        id(config["wrapper_class"]),
-        id(config["context_class"]),
-    )
+    token = _configuration()
     if _bound is None or _bound[0] != token:
         _bound = (token, structlog.get_logger(LOGGER_NAME).bind())
     return _bound[1]
 
+
+def _configuration() -> tuple[int, ...]:
+    """What structlog's current configuration is made of, by identity (``configure`` replaces them)."""
+    config = _STRUCTLOG_CONFIG
+    if config is not None:  # read in place: ``structlog.get_config()`` copies it into a new dict each call
+        return (
+            id(config.default_processors),
+            id(config.logger_factory),
+            id(config.default_wrapper_class),
+            id(config.default_context_class),
+        )
+    found = structlog.get_config()
+    return (
+        id(found["processors"]),
+        id(found["logger_factory"]),
+        id(found["wrapper_class"]),
+        id(found["context_class"]),
+    )
+
+
+_STRUCTLOG_CONFIG = getattr(getattr(structlog, "_config", None), "_CONFIG", None)
+if not all(
+    hasattr(_STRUCTLOG_CONFIG, name)
+    for name in ("default_processors", "logger_factory", "default_wrapper_class", "default_context_class")
+):
+    _STRUCTLOG_CONFIG = None
 
 _PASS_LOGGER: contextvars.ContextVar[Any] = contextvars.ContextVar("memconfig_pass_logger", default=None)
 
@@ -99,15 +119,24 @@ _PROCESS_PREFIX = uuid.uuid4().hex[:12]
 _renders = itertools.count(1)
 
 
-@contextlib.contextmanager
-def render_scope() -> Iterator[str]:
-    """A new render id, carried by every event logged in this context (threads and tasks alike)."""
-    render_id = f"{_PROCESS_PREFIX}-{next(_renders)}"
-    token = _RENDER_ID.set(render_id)
-    try:
-        yield render_id
-    finally:
-        _RENDER_ID.reset(token)
+class render_scope:
+    """A new render id, carried by every event logged in this context (threads and tasks alike).
+
+    Ids are this process's random prefix and a counter: distinct across
+    threads, tasks and processes, and cheap enough for every turn.
+    """
+
+    __slots__ = ("_token", "render_id")
+
+    def __init__(self) -> None:
+        self.render_id = f"{_PROCESS_PREFIX}-{next(_renders)}"
+
+    def __enter__(self) -> str:
+        self._token = _RENDER_ID.set(self.render_id)
+        return self.render_id
+
+    def __exit__(self, *exc: object) -> None:
+        _RENDER_ID.reset(self._token)
 
 
 def _emit(level: str, event: str, fields: dict[str, Any]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from .failures import SkipReason
 
@@ -41,9 +41,10 @@ class Section:
         return Section(self.source, self.name, self.url, text, self.sha256, self.parent, self.via)
 
 
-@dataclass(frozen=True, slots=True)
-class SourceRecord:
+class SourceRecord(NamedTuple):
     """What one render did with one source: declared ones and expansion children, skipped ones too.
+
+    A named tuple: immutable, and cheap enough to make one per source per render.
 
     Attributes:
         chars: the characters it takes in the block (0 when not in it).
@@ -60,21 +61,6 @@ class SourceRecord:
     sha256: str | None = None
     parent: str | None = None
     via: str | None = None
-
-    def with_chars(self, chars: int) -> SourceRecord:
-        """This record with its size in the block filled in (cheaper than ``dataclasses.replace``)."""
-        return SourceRecord(
-            self.name,
-            self.source,
-            self.url,
-            self.status,
-            self.reason,
-            self.detail,
-            chars,
-            self.sha256,
-            self.parent,
-            self.via,
-        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ renders run the same code.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import threading
@@ -81,10 +82,12 @@ class PolicyCache:
         self.state_key = state_key
         self.meta_key = f"{state_key}_meta"
         self._by_key = {s.key: s for s in self.sources}
+        self._cold = {s.key: LoadRequest(s) for s in self.sources}  # what is asked of a source nothing is known of
         self._lock = threading.Lock()
         self._flights = Flights()
         self._latest = LatestCopies()
         self._views: OrderedDict[str, tuple[tuple[Section, ...], tuple[SourceRecord, ...]]] = OrderedDict()
+        self._quiet: OrderedDict[tuple[str, int], Snapshot] = OrderedDict()
         self._checks: OrderedDict[int, tuple[Meta, tuple[LocalCheck, ...] | None]] = OrderedDict()
         # The configuration a state is made for: what is read, from where, under which name, and every stage's
         # token. Masked URLs: the state must not carry a hash of secrets that could be guessed offline.
@@ -194,26 +197,31 @@ class PolicyCache:
         self, source: Source, known: Mapping[str, MetaEntry], out: Mapping[str, OutRecord], work: Pass
     ) -> LoadRequest:
         """Ask for *source*, giving the newest version held (or seen, if it was left out) for "unchanged"."""
-
-        def version(key: str) -> tuple[str | None, str | None]:
-            latest = self._latest.get(key)
-            if latest is not None:
-                work.basis[key] = latest
-                fingerprint, sha256 = latest.fingerprint, latest.sha256
-            elif key in known:
-                fingerprint, sha256 = known[key]["fingerprint"], known[key]["sha256"]
-            elif key in out and not out[key]["fatal"]:  # a fatal one is read again, to fail again
-                fingerprint, sha256 = out[key]["fingerprint"], None  # left out for its content
-            else:
-                return None, None
-            return (None if self.policy == "always" else fingerprint), sha256
-
         if source.expander is not None:
             keys = {k for k, e in known.items() if e["lineage"][:1] == [source.key]}
             keys |= {k for k, r in out.items() if r["lineage"][:1] == [source.key]}
             keys |= self._latest.children.get(source.key, frozenset())
-            return LoadRequest(source, children={k: version(k) for k in keys})
-        return LoadRequest(source, *version(source.key))
+            return LoadRequest(source, children={k: self._version(k, known, out, work) for k in keys})
+        fingerprint, sha256 = self._version(source.key, known, out, work)
+        if fingerprint is None and sha256 is None:
+            return self._cold[source.key]
+        return LoadRequest(source, fingerprint, sha256)
+
+    def _version(
+        self, key: str, known: Mapping[str, MetaEntry], out: Mapping[str, OutRecord], work: Pass
+    ) -> tuple[str | None, str | None]:
+        """The fingerprint and hash of the newest version of *key* known, to be told "unchanged" against."""
+        latest = self._latest.copies.get(key)
+        if latest is not None:
+            work.basis[key] = latest
+            fingerprint, sha256 = latest.fingerprint, latest.sha256
+        elif key in known:
+            fingerprint, sha256 = known[key]["fingerprint"], known[key]["sha256"]
+        elif key in out and not out[key]["fatal"]:  # a fatal one is read again, to fail again
+            fingerprint, sha256 = out[key]["fingerprint"], None  # left out for its content
+        else:
+            return None, None
+        return (None if self.policy == "always" else fingerprint), sha256
 
     def _unchanged_on_disk(self, meta: Meta, loader: Loader) -> bool:
         """Whether the loader finds every (local) source as *meta* recorded it, in or out of the prompt."""
@@ -333,8 +341,17 @@ class PolicyCache:
         *,
         locked: bool = False,
     ) -> Snapshot:
-        """The sections and records of *meta*, shared by every state with the same digest."""
+        """The sections and records of *meta*, shared by every state with the same digest.
+
+        A pass that read nothing gets the same snapshot object as the last such
+        pass with this digest: what a render makes of it can be memoised by identity.
+        """
         key = meta["digest"]
+        quiet = not results and not failures and len(stats) == 1
+        if quiet:
+            found = self._quiet.get((key, stats.get("revalidated", -1)))  # a dict read needs no lock
+            if found is not None:
+                return found
         if not locked:
             self._lock.acquire()
         try:
@@ -356,7 +373,11 @@ class PolicyCache:
             **stats,
             "sources_skipped": len(meta["skipped"]),
         }
-        return Snapshot(sections, key, records, results, counts, failures)
+        snapshot = Snapshot(sections, key, records, results, counts, failures)
+        if quiet:
+            with contextlib.nullcontext() if locked else self._lock:
+                _remember(self._quiet, (key, stats.get("revalidated", -1)), snapshot)
+        return snapshot
 
     def _records(self, meta: Meta) -> tuple[SourceRecord, ...]:
         """Every source of *meta*, declared and expanded, in prompt order."""

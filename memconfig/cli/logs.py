@@ -5,13 +5,36 @@ from __future__ import annotations
 import io
 import logging
 import sys
+import time
 from typing import IO, Any, BinaryIO, TextIO, cast
 
 import structlog
 
 from ..events import LEVELS
 
-__all__ = ["configure_cli_logging"]
+__all__ = ["UTCTimeStamper", "configure_cli_logging"]
+
+
+class UTCTimeStamper:
+    """Adds ``timestamp`` as ``TimeStamper(fmt="iso", utc=True)`` writes it (``2026-12-01T08:11:45.123456Z``).
+
+    The date and time of day are formatted once a second, not once a line: a
+    render logs a line per source, and formatting a datetime was a third of a
+    line's cost. Integer nanoseconds, so no rounding can carry into the seconds.
+    """
+
+    __slots__ = ("_second",)
+
+    def __init__(self) -> None:
+        self._second: tuple[int, str] = (-1, "")
+
+    def __call__(self, logger: Any, method_name: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+        second, nanoseconds = divmod(time.time_ns(), 1_000_000_000)
+        cached = self._second  # one tuple, so a thread never pairs one second with another's text
+        if cached[0] != second:
+            cached = self._second = (second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second)))
+        event_dict["timestamp"] = f"{cached[1]}.{nanoseconds // 1000:06d}Z"
+        return event_dict
 
 
 def configure_cli_logging(format: str = "json", level: str = "info", stream: IO[Any] | None = None) -> None:
@@ -37,7 +60,7 @@ def configure_cli_logging(format: str = "json", level: str = "info", stream: IO[
     structlog.configure(
         processors=[
             structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            UTCTimeStamper(),
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(LEVELS.get(level, logging.INFO)),

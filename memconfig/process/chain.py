@@ -8,6 +8,7 @@ from typing import NamedTuple
 from ..failures import SkipReason
 from ..render import Section
 from ..stages import Processor
+from .cleaning import TextStep
 
 __all__ = ["Drop", "ProcessorChain"]
 
@@ -21,11 +22,22 @@ class Drop(NamedTuple):
 
 
 class ProcessorChain:
-    """Runs each processor on the previous one's output; says which sections each one took out."""
+    """Runs each processor on the previous one's output; says which sections each one took out.
+
+    Consecutive text steps (:class:`~memconfig.process.TextStep`) run as one
+    pass, each section copied once however many of them change it.
+    """
 
     def __init__(self, processors: Sequence[Processor]) -> None:
         self.processors = tuple(processors)
         self.token = "|".join(p.token for p in self.processors)
+        self._steps: list[Processor] = []
+        for processor in self.processors:
+            last = self._steps[-1] if self._steps else None
+            if isinstance(processor, TextStep) and isinstance(last, _TextSteps):
+                last.steps.append(processor)
+            else:
+                self._steps.append(_TextSteps([processor]) if isinstance(processor, TextStep) else processor)
 
     def __repr__(self) -> str:
         return f"ProcessorChain({', '.join(p.token for p in self.processors)})"
@@ -34,7 +46,7 @@ class ProcessorChain:
         """The sections that go into the block, and the ones taken out, with why and by which processor."""
         current = list(sections)
         drops: list[Drop] = []
-        for processor in self.processors:
+        for processor in self._steps:
             out = list(processor(current))
             if len(out) != len(current) or any(not s.text for s in out):
                 kept = {s.source for s in out if s.text}
@@ -46,3 +58,24 @@ class ProcessorChain:
                 out = [s for s in out if s.text]
             current = out
         return current, drops
+
+
+class _TextSteps:
+    """Text steps run in one pass; a section they empty is reported under their joined tokens."""
+
+    def __init__(self, steps: list[TextStep]) -> None:
+        self.steps = steps
+
+    @property
+    def token(self) -> str:
+        return "|".join(step.token for step in self.steps)
+
+    def __call__(self, sections: Sequence[Section]) -> list[Section]:
+        cleans = [step.clean for step in self.steps]
+        out = []
+        for section in sections:
+            text = section.text
+            for clean in cleans:
+                text = clean(text)
+            out.append(section if text is section.text else section.with_text(text))
+        return out

@@ -88,6 +88,9 @@ class Cleaning:
 
     def is_blank(self, text: str) -> bool:
         """Whether *text* has nothing to show once cleaned; looks no further than its first word."""
+        first = text[:1]
+        if first and first != "<" and first != _BOM and not first.isspace():
+            return False  # the usual case, decided by one character
         start = _SPACE.match(text, 1 if text.startswith(_BOM) else 0).end()  # type: ignore[union-attr]
         if start == len(text):
             return True

@@ -30,9 +30,13 @@ _LOCAL_FS = fsspec.filesystem("file")
 _NO_SECRETS = Redactor()
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, slots=True)
 class Source:
     """One location to read: declared in the config, or made from one by an expander.
+
+    Treat it as immutable (make changed copies with ``dataclasses.replace``);
+    it is not frozen only because a frozen dataclass costs several times as
+    much to build, and a config may declare thousands.
 
     Attributes:
         key: the location as written, credentials masked; section ``{path}``
@@ -67,13 +71,13 @@ class Source:
     """A local or in-memory file: read in the caller's thread, where a thread hop would cost more than the read."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "display_url", self.redact(self.url))
+        self.display_url = self.redact(self.url)
         parts = chain(self.url)
-        object.__setattr__(self, "chained", len(parts) > 1)
-        object.__setattr__(self, "in_process", not self.chained and parts[0].protocol in IN_PROCESS)
+        self.chained = len(parts) > 1
+        self.in_process = not self.chained and parts[0].protocol in IN_PROCESS
         if self.fs_path is None and not self.chained and parts[0].protocol is None:
             # A plain path: fsspec's local filesystem, without parsing the URL on every pass.
-            object.__setattr__(self, "fs_path", (_LOCAL_FS, self.url))
+            self.fs_path = (_LOCAL_FS, self.url)
 
     def __repr__(self) -> str:
         return f"Source(key={self.key!r}, url={self.display_url!r}, required={self.required})"
@@ -112,7 +116,7 @@ class Source:
         if self.chained:
             return fsspec.core.url_to_fs(self.url, skip_instance_cache=True, **self.storage_options)  # type: ignore[no-any-return]
         fs, path = fsspec.core.url_to_fs(self.url, **self.storage_options)
-        object.__setattr__(self, "fs_path", (fs, path))
+        self.fs_path = (fs, path)
         return fs, path
 
     def child(self, fs: Any, path: str, via: str) -> Source:
