@@ -158,9 +158,10 @@ class Merge:
         stamp = self.work.stamp
         if result.status == "loaded":
             assert result.content is not None and result.sha256 is not None
-            latest = self.latest.get(key)
+            copies = self.latest.copies
+            latest = copies.get(key)
             if latest is None or latest.read[1] <= self.work.started:
-                self.latest.put(key, Known(result.fingerprint, result.sha256, result.content, result.bytes, stamp))
+                copies[key] = Known(result.fingerprint, result.sha256, result.content, result.bytes, stamp)
             self._take(result, result.content, held)
             return _entry(source, result.sha256, result.fingerprint, result.bytes, stamp)
         if result.status == "unchanged":
@@ -171,7 +172,7 @@ class Merge:
                 and latest.sha256 == result.sha256
                 and result.fingerprint not in (None, latest.fingerprint)
             ):
-                self.latest.put(key, replace(latest, fingerprint=result.fingerprint))
+                self.latest.put(key, latest._replace(fingerprint=result.fingerprint))
             if held is not None and held["sha256"] == result.sha256:
                 if held.get("stale"):  # back after failing: on record as loaded again
                     self._take(replace(result, bytes=held["bytes"]), self.contents[key], held)

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .meta import Stamp
 
 __all__ = ["Known", "LatestCopies"]
 
 
-@dataclass(frozen=True, slots=True)
-class Known:
-    """A good version of a source held by this process."""
+class Known(NamedTuple):
+    """A good version of a source held by this process (a named tuple: one is made per source read)."""
 
     fingerprint: str | None
     sha256: str

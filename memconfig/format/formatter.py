@@ -59,7 +59,5 @@ class TemplateFormatter:
                 pieces += body or [self.layout.empty]
             else:
                 pieces.append(part)
-        digest = hashlib.sha256()
-        for piece in pieces:  # piece by piece: encoding the whole block at once costs a second copy of it
-            digest.update(piece.encode())
-        return Block("".join(pieces), digest.hexdigest())
+        text = "".join(pieces)
+        return Block(text, hashlib.sha256(text.encode()).hexdigest())

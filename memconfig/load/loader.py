@@ -216,7 +216,10 @@ class FsspecLoader:
                 if known == request.fingerprint:
                     return _unchanged(request, known, started)
                 # What the file holds (not a max_bytes buffer), and more if it grew meanwhile.
-                data = read_fd(fd, min(info.st_size, limit) + 1, limit + 1)
+                want = min(info.st_size, limit) + 1
+                data = os.read(fd, want)
+                if len(data) == want <= limit:  # it grew while being read: read on, up to the limit
+                    data += read_fd(fd, limit + 1 - want, limit + 1 - want)
             finally:
                 os.close(fd)
         except Exception as exc:
