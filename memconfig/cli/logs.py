@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import io
 import logging
 import sys
 import time
-from typing import IO, Any, BinaryIO, TextIO, cast
+from collections.abc import Iterator, MutableMapping
+from typing import IO, TYPE_CHECKING, Any, BinaryIO, TextIO, cast
 
 import structlog
 
 from ..events import LEVELS
+from ..exceptions import ConfigError
 
-__all__ = ["UTCTimeStamper", "configure_cli_logging"]
+if TYPE_CHECKING:
+    from ..config import Config
+
+__all__ = ["UTCTimeStamper", "cli_logging", "configure_cli_logging"]
 
 
 class UTCTimeStamper:
@@ -28,7 +35,7 @@ class UTCTimeStamper:
     def __init__(self) -> None:
         self._second: tuple[int, str] = (-1, "")
 
-    def __call__(self, logger: Any, method_name: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    def __call__(self, logger: Any, method_name: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
         second, nanoseconds = divmod(time.time_ns(), 1_000_000_000)
         cached = self._second  # one tuple, so a thread never pairs one second with another's text
         if cached[0] != second:
@@ -67,3 +74,27 @@ def configure_cli_logging(format: str = "json", level: str = "info", stream: IO[
         logger_factory=factory,
         cache_logger_on_first_use=False,
     )
+
+
+@contextlib.contextmanager
+def cli_logging(config: Config, args: argparse.Namespace) -> Iterator[None]:
+    """Configure structlog for this run: CLI flags over the config's ``logging`` section."""
+    options = config.logging
+    target = args.log_file or (str(config.resolve_path(options.file)) if options.file else None)
+    log_format = args.log_format or options.format
+    binary = log_format == "json"  # JSON lines are written as bytes; console text as text
+    stream: IO[Any]
+    if target is None:
+        sys.stderr.flush()
+        stream = sys.stderr.buffer if binary else sys.stderr
+    else:
+        try:
+            stream = open(target, "ab") if binary else open(target, "a", encoding="utf-8")  # noqa: SIM115
+        except OSError as exc:
+            raise ConfigError(f"cannot open log file {target}: {exc.strerror or exc}") from None
+    try:
+        configure_cli_logging(log_format, args.log_level or options.level, stream)
+        yield
+    finally:
+        if stream not in (sys.stderr, sys.stderr.buffer):
+            stream.close()

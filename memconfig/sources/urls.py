@@ -63,13 +63,15 @@ def chain(url: str) -> tuple[Part, ...]:
         if _WORD.fullmatch(text) or text in fsspec.available_protocols():
             parts.append(Part(text, "", text))
         else:
-            parts.append(Part(*split_protocol(text), text))
+            protocol, path = split_protocol(text)
+            parts.append(Part(protocol, path, text))
     return tuple(parts)
 
 
 @functools.lru_cache(maxsize=4096)
 def _single(url: str) -> tuple[Part, ...]:
-    return (Part(*split_protocol(url), url),)
+    protocol, path = split_protocol(url)
+    return (Part(protocol, path, url),)
 
 
 def static_prefix(pattern: str) -> str:
