@@ -60,11 +60,19 @@ class Pipeline:
         self._outcome: tuple[Snapshot, Any, Mapping[str, int], dict[str, Any]] | None = None
 
     @classmethod
-    def from_config(cls, config: Config | Mapping[str, Any], *, processors: Sequence[Processor] = ()) -> Pipeline:
+    def from_config(
+        cls,
+        config: Config | Mapping[str, Any],
+        *,
+        processors: Sequence[Processor] = (),
+        loader: Loader | None = None,
+    ) -> Pipeline:
         """Build the stages from a config object or a plain mapping.
 
         Args:
             processors: the caller's own processors, run after the built-in cleaning.
+            loader: a loader of the caller's own, instead of the fsspec one; its
+                ``token`` (if it has one; else its class) is part of what states are made for.
 
         Raises:
             ConfigError: the mapping is not a valid config.
@@ -74,16 +82,19 @@ class Pipeline:
         formatter = TemplateFormatter.from_config(config)
         cleaning = Cleaning(formatter.layout.strip_html_comments)
         chain: list[Processor] = [*cleaning.steps, *processors]
-        loader = FsspecLoader.from_config(config, cleaning.is_blank, cleaning.token)
-        tokens = [loader.token, *(p.token for p in chain), formatter.token]
+        if loader is None:
+            loader = FsspecLoader.from_config(config, cleaning.is_blank, cleaning.token)
+        tokens = [_token(loader), *(p.token for p in chain), formatter.token]
         cache = PolicyCache.from_config(config, build_sources(config), tokens)
         appender = appender_for(config.appender.format, config)
         return cls(loader, cache, formatter, appender, processors=chain, config=config)
 
     @classmethod
-    def from_yaml(cls, path: str | os.PathLike[str], *, processors: Sequence[Processor] = ()) -> Pipeline:
+    def from_yaml(
+        cls, path: str | os.PathLike[str], *, processors: Sequence[Processor] = (), loader: Loader | None = None
+    ) -> Pipeline:
         """Build from a YAML config file. Raises :class:`ConfigError` naming the file."""
-        return cls.from_config(load_config(path), processors=processors)
+        return cls.from_config(load_config(path), processors=processors, loader=loader)
 
     def __repr__(self) -> str:
         return f"Pipeline({self.loader!r}, {self.cache!r}, {self.processors!r}, {self.formatter!r}, {self.appender!r})"
@@ -213,6 +224,12 @@ class Pipeline:
         if found is None:
             found = self._appenders[format] = appender_for(format, self.config or Config(version=1))
         return found
+
+
+def _token(stage: object) -> str:
+    """A stage's token, or its class's name for a stage that declares none."""
+    token = getattr(stage, "token", None)
+    return token if isinstance(token, str) else f"{type(stage).__module__}.{type(stage).__qualname__}"
 
 
 def _with_parent_sizes(records: list[SourceRecord]) -> tuple[SourceRecord, ...]:
