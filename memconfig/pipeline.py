@@ -25,6 +25,7 @@ from .stages import Appender, Formatter, Loader, LoadResult, Processor, Snapshot
 __all__ = ["Pipeline"]
 
 _CACHE_COUNTS = ("cache_hits", "revalidated", "refreshed", "stale", "loaded", "skipped")
+_CACHE_COUNTS = ("cache_hits", "revalidated", "refreshed", "stale", "loaded", "skipped")
 _MEMO = 8  # distinct blocks kept: enough for states that differ, small enough to stay flat under churn
 
 
@@ -57,7 +58,7 @@ class Pipeline:
         self.state: dict[str, Any] = {}
         self._appenders: dict[str, Appender] = {}
         self._views: OrderedDict[str, tuple[str, str, tuple[SourceRecord, ...], int]] = OrderedDict()
-        self._outcome: tuple[Snapshot, Any, Mapping[str, int], dict[str, Any]] | None = None
+        self._outcome: _Outcome | None = None
 
     @classmethod
     def from_config(
@@ -145,28 +146,26 @@ class Pipeline:
         started = time.perf_counter()
         snapshot = yield from self.cache.resolve(state, self.loader)
         outcome = self._outcome
-        if outcome is None or outcome[0] is not snapshot:  # an unchanged turn gets the same snapshot again
-            outcome = self._outcome = self._account(snapshot)
-        _, view, counts, built = outcome
+        if outcome is None or outcome.snapshot is not snapshot:  # an unchanged turn gets the same snapshot again
+            outcome = self._account(snapshot)
         duration_ms = round((time.perf_counter() - started) * 1000, 3)
         if snapshot.failures:
+            counts = outcome.counts
             fields = {"sources_loaded": counts["sources_loaded"], "sources_skipped": counts["sources_skipped"]}
             events.prompt_failed(snapshot.failures, {**fields, "duration_ms": duration_ms})
             raise SourceError(snapshot.failures)
-        events.prompt_built({**built, "duration_ms": duration_ms})
-        if not built["memo"]:  # the next render of this snapshot is served from the memo
-            self._outcome = (snapshot, view, counts, {**built, "memo": True})
-        return Render(view[0], view[1], render_id, view[2], counts, built["memo"])
+        outcome.log(duration_ms)
+        self._outcome = outcome.again()
+        text, sha256, records, _ = outcome.view
+        return Render(text, sha256, render_id, records, outcome.counts, outcome.memo)
 
-    def _account(
-        self, snapshot: Snapshot
-    ) -> tuple[Snapshot, tuple[str, str, tuple[SourceRecord, ...], int], Mapping[str, int], dict[str, Any]]:
-        """The block for *snapshot* (memoised by digest), its counts and the fields of ``prompt_built``."""
+    def _account(self, snapshot: Snapshot) -> _Outcome:
+        """The block for *snapshot* (memoised by digest), its counts and its ``prompt_built``."""
         view = self._views.get(snapshot.digest)  # a dict read needs no lock
         memo = view is not None
         if view is None:
             view = self._view(snapshot)
-        text, sha256, _, dropped = view
+        dropped = view[3]
         stats = snapshot.stats
         counts = {
             **stats,
@@ -174,20 +173,7 @@ class Pipeline:
             "sources_skipped": stats.get("sources_skipped", 0) + dropped,
             "dropped": dropped,
         }
-        built = {
-            "sources_loaded": counts["sources_loaded"],
-            "sources_skipped": counts["sources_skipped"],
-            "chars": len(text),
-            "sha256": sha256,
-            "duration_ms": 0.0,
-            "memo": memo,
-            **{
-                key: counts.get(key, 0)
-                for key in ("cache_hits", "revalidated", "refreshed", "stale", "loaded", "skipped")
-            },
-            "dropped": dropped,
-        }
-        return snapshot, view, MappingProxyType(counts), built
+        return _Outcome(snapshot, view, MappingProxyType(counts), memo)
 
     def _view(self, snapshot: Snapshot) -> tuple[str, str, tuple[SourceRecord, ...], int]:
         """Process and format *snapshot*, and account for every source; memoised by the snapshot's digest."""
@@ -224,6 +210,36 @@ class Pipeline:
         if found is None:
             found = self._appenders[format] = appender_for(format, self.config or Config(version=1))
         return found
+
+
+class _Outcome:
+    """What a render of one snapshot gives: the block and records, the counts, and its ``prompt_built``."""
+
+    __slots__ = ("counts", "log", "memo", "snapshot", "view")
+
+    def __init__(
+        self,
+        snapshot: Snapshot,
+        view: tuple[str, str, tuple[SourceRecord, ...], int],
+        counts: Mapping[str, int],
+        memo: bool,
+    ) -> None:
+        self.snapshot, self.view, self.counts, self.memo = snapshot, view, counts, memo
+        text, sha256, _, dropped = view
+        fields = {
+            "sources_loaded": counts["sources_loaded"],
+            "sources_skipped": counts["sources_skipped"],
+            "chars": len(text),
+            "sha256": sha256,
+            "memo": memo,
+            **{key: counts.get(key, 0) for key in _CACHE_COUNTS},
+            "dropped": dropped,
+        }
+        self.log = events.PromptBuilt(fields)
+
+    def again(self) -> _Outcome:
+        """The outcome of rendering the same snapshot again: the same, from the memo."""
+        return self if self.memo else _Outcome(self.snapshot, self.view, self.counts, True)
 
 
 def _token(stage: object) -> str:

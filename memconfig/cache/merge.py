@@ -125,7 +125,9 @@ class Merge:
         for key in previous.keys() - now:
             self.contents.pop(key, None)
             held = previous[key]
-            gone = replace(source, key=key, name=held["name"], url=held["url"], glob=False, lineage=(source.key,))
+            gone = replace(
+                source, key=key, name=held["name"], url=held["url"], glob=False, lineage=(source.key,), via=held["via"]
+            )
             self.log.append(
                 functools.partial(events.source_skipped, gone, SkipReason.NOT_FOUND, "no longer matched by the glob")
             )
