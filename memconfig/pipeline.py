@@ -17,14 +17,15 @@ from .drive import Flow, arun, run
 from .exceptions import SourceError
 from .format import TemplateFormatter
 from .load import FsspecLoader
-from .process import Cleaning, ProcessorChain
+from .process import Cleaning, Drop, ProcessorChain
 from .render import Render, SourceRecord
 from .sources import build_sources
 from .stages import Appender, Formatter, Loader, LoadResult, Processor, Snapshot, StateCache
 
 __all__ = ["Pipeline"]
 
-_CACHE_COUNTS = ("cache_hits", "revalidated", "refreshed", "stale", "loaded", "skipped")
+_View = tuple[str, str, tuple[SourceRecord, ...], tuple[Drop, ...]]
+"""A snapshot processed and formatted: the block, its sha256, the records, the sections taken out."""
 _CACHE_COUNTS = ("cache_hits", "revalidated", "refreshed", "stale", "loaded", "skipped")
 _MEMO = 8  # distinct blocks kept: enough for states that differ, small enough to stay flat under churn
 
@@ -57,7 +58,7 @@ class Pipeline:
         self.config = config
         self.state: dict[str, Any] = {}
         self._appenders: dict[str, Appender] = {}
-        self._views: OrderedDict[str, tuple[str, str, tuple[SourceRecord, ...], int]] = OrderedDict()
+        self._views: OrderedDict[str, _View] = OrderedDict()
         self._outcome: _Outcome | None = None
 
     @classmethod
@@ -165,7 +166,11 @@ class Pipeline:
         memo = view is not None
         if view is None:
             view = self._view(snapshot)
-        dropped = view[3]
+        for drop in view[3]:  # each source that enters a state is told why it is not in the prompt
+            if not memo or drop.section.source in snapshot.taken:
+                s = drop.section
+                events.source_dropped(s.source, s.name, s.url, drop.reason, drop.processor, len(s.text))
+        dropped = len(view[3])
         stats = snapshot.stats
         counts = {
             **stats,
@@ -175,13 +180,10 @@ class Pipeline:
         }
         return _Outcome(snapshot, view, MappingProxyType(counts), memo)
 
-    def _view(self, snapshot: Snapshot) -> tuple[str, str, tuple[SourceRecord, ...], int]:
+    def _view(self, snapshot: Snapshot) -> _View:
         """Process and format *snapshot*, and account for every source; memoised by the snapshot's digest."""
         sections, drops = self.processors(snapshot.sections)
         block = self.formatter.format(sections)
-        for drop in drops:
-            s = drop.section
-            events.source_dropped(s.source, s.name, s.url, drop.reason, drop.processor, len(s.text))
         chars = {s.source: len(s.text) for s in sections}
         out = {d.section.source: d for d in drops}
         records = []
@@ -192,7 +194,7 @@ class Pipeline:
             elif record.source in chars:
                 record = record._replace(chars=chars[record.source])
             records.append(record)
-        view = (block.text, block.sha256, _with_parent_sizes(records), len(drops))
+        view = (block.text, block.sha256, _with_parent_sizes(records), tuple(drops))
         self._views[snapshot.digest] = view
         while len(self._views) > _MEMO:
             self._views.pop(next(iter(self._views)), None)
@@ -220,12 +222,13 @@ class _Outcome:
     def __init__(
         self,
         snapshot: Snapshot,
-        view: tuple[str, str, tuple[SourceRecord, ...], int],
+        view: _View,
         counts: Mapping[str, int],
         memo: bool,
     ) -> None:
         self.snapshot, self.view, self.counts, self.memo = snapshot, view, counts, memo
-        text, sha256, _, dropped = view
+        text, sha256, _, drops = view
+        dropped = len(drops)
         fields = {
             "sources_loaded": counts["sources_loaded"],
             "sources_skipped": counts["sources_skipped"],

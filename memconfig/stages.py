@@ -95,6 +95,7 @@ class Snapshot:
         results: what this pass read (empty when nothing was read).
         stats: what the cache did, for ``prompt_built``.
         failures: sources the render needed and did not get.
+        taken: the sources this pass put into the state (each logged as ``source_loaded``).
     """
 
     sections: tuple[Section, ...]
@@ -103,6 +104,7 @@ class Snapshot:
     results: tuple[LoadResult, ...] = ()
     stats: Mapping[str, int] = field(default_factory=dict)
     failures: tuple[Failure, ...] = ()
+    taken: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)

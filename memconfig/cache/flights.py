@@ -87,5 +87,5 @@ def group(
 
 
 def _flight_key(request: LoadRequest) -> tuple[Any, ...]:
-    children = tuple(sorted(request.children.items()))
+    children = tuple(sorted(request.children.items())) if request.children else ()
     return (request.source.key, request.source.url, request.fingerprint, request.sha256, children)

@@ -57,6 +57,7 @@ class Merge:
         configured: Mapping[str, Source],
     ) -> None:
         self.work = work
+        self.stamp = work.stamp  # of every version this pass reads (one list, shared)
         self.configured = configured  # a child that is also configured on its own belongs to that source
         self.latest = latest
         self.contents = contents
@@ -71,6 +72,7 @@ class Merge:
         self.reported: list[LoadResult] = []
         self.failures: list[Failure] = []
         self.fatal: set[str] = set()  # configured sources whose failure fails every render until fixed
+        self.taken: set[str] = set()  # sources put in the state by this pass (and logged as loaded)
         self.log: list[Callable[[], None]] = []
 
     @property
@@ -88,7 +90,7 @@ class Merge:
             if result.fatal:
                 self.fatal.add(source.key)
                 self.failures.append(Failure(result.source.key, result.reason or SkipReason.ERROR, result.detail))
-        if source.required and not kept:
+        if source.required and not kept and source.key not in self.fatal:  # a fatal failure is listed already
             first = group[0] if group else None
             reason = (first.reason or SkipReason.ERROR) if first else SkipReason.NOT_FOUND
             self.failures.append(Failure(source.key, reason, first.detail if first else ""))
@@ -157,7 +159,7 @@ class Merge:
                 return held  # a pass that began after this one already put a newer version here
             if out is not None and self._later(out.get("since")):
                 return None  # a pass that began after this one already took the source out
-        stamp = self.work.stamp
+        stamp = self.stamp
         if result.status == "loaded":
             assert result.content is not None and result.sha256 is not None
             copies = self.latest.copies
@@ -228,7 +230,7 @@ class Merge:
                 "lineage": list(source.lineage),
                 "via": source.via,
                 "fatal": result.fatal,
-                "since": self.work.stamp,
+                "since": self.stamp,
             }
             self.stats["skipped"] += 1
             self.log.append(functools.partial(events.source_skipped, source, reason, result.detail, result.duration_ms))
@@ -245,6 +247,7 @@ class Merge:
             cache = "refreshed"
             self.stats["refreshed"] += 1
         self.contents[result.source.key] = content
+        self.taken.add(result.source.key)
         self.log.append(functools.partial(events.source_loaded, result, len(content), cache))
 
 

@@ -322,7 +322,13 @@ class PolicyCache:
                 state[self.state_key] = {k: v for k, v in merge.contents.items() if k in keep}
                 state[self.meta_key] = meta = make_meta(ordered, skipped, expansions, pending, self.made_for)
             snapshot = self._snapshot(
-                meta, state[self.state_key], merge.stats, tuple(merge.reported), tuple(merge.failures), locked=True
+                meta,
+                state[self.state_key],
+                merge.stats,
+                tuple(merge.reported),
+                tuple(merge.failures),
+                frozenset(merge.taken),
+                locked=True,
             )
         with events.one_pass():  # logged outside the lock: other renders need not wait on log I/O
             for emit in merge.log:
@@ -338,6 +344,7 @@ class PolicyCache:
         stats: dict[str, int],
         results: tuple[LoadResult, ...] = (),
         failures: tuple[Failure, ...] = (),
+        taken: frozenset[str] = frozenset(),
         *,
         locked: bool = False,
     ) -> Snapshot:
@@ -373,7 +380,7 @@ class PolicyCache:
             **stats,
             "sources_skipped": len(meta["skipped"]),
         }
-        snapshot = Snapshot(sections, key, records, results, counts, failures)
+        snapshot = Snapshot(sections, key, records, results, counts, failures, taken)
         if quiet:
             with contextlib.nullcontext() if locked else self._lock:
                 _remember(self._quiet, (key, stats.get("revalidated", -1)), snapshot)

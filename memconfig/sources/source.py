@@ -181,16 +181,18 @@ def build_sources(config: Config) -> list[Source]:
     resolve = local_resolver(config.base_path)
     timeout, retries = config.loader.timeout, config.loader.retries
     for item in config.sources:
-        expanded, hidden = _expand_url(item.written)
+        written = item.written
+        expanded, hidden = _expand_url(written)
         url = absolute(expanded, config, resolve)
         protocols = [part.protocol or "file" for part in chain(url)]
         options = options_for(protocols, config, item.storage_options, item.credentials)
         secrets = [*url_secrets(url), *hidden]
         redact = Redactor(options, secrets) if options or secrets else _NO_SECRETS
+        key = redact(written)
         out.append(
             Source(
-                key=redact(item.written),
-                name=redact(item.display_name),
+                key=key,
+                name=key if item.name is None else redact(item.name),
                 url=url,
                 required=item.required,
                 glob=item.glob is not None,
