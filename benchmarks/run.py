@@ -52,6 +52,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import functools
 import gc
 import os
@@ -117,6 +118,8 @@ def interleaved(
 
     On a shared machine the load drifts; measuring the two sides in alternation
     lets drift hit both alike, so their ratio holds where separate runs would not.
+    Before each timed turn the garbage of the turns before is collected (outside
+    the timing, as pyperf does), so no side pays for collecting another's cycles.
     """
     batches = batches or [1] * len(fns)
     for fn in fns:
@@ -125,6 +128,7 @@ def interleaved(
     out: list[list[float]] = [[] for _ in fns]
     for _ in range(reps):
         for fn, batch, times in zip(fns, batches, out, strict=True):
+            gc.collect()
             start = time.perf_counter()
             for _ in range(batch):
                 fn()

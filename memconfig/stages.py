@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 from .failures import Failure, SkipReason
@@ -38,17 +39,20 @@ __all__ = [
 Status = Literal["loaded", "unchanged", "skipped", "stale"]
 
 
-@dataclass(frozen=True, slots=True)
-class LoadRequest:
+_NONE_KNOWN: Mapping[str, tuple[str | None, str | None]] = MappingProxyType({})
+
+
+class LoadRequest(NamedTuple):
     """Read *source*; if its fingerprint or hash still equals what is known, say so instead.
 
     For an expandable source (a glob), *children* holds what is known of each child, by key.
+    A named tuple: a render asks one per source.
     """
 
     source: Source
     fingerprint: str | None = None
     sha256: str | None = None
-    children: Mapping[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    children: Mapping[str, tuple[str | None, str | None]] = _NONE_KNOWN
 
 
 @dataclass(slots=True)

@@ -180,14 +180,21 @@ def build_sources(config: Config) -> list[Source]:
     out = []
     resolve = local_resolver(config.base_path)
     timeout, retries = config.loader.timeout, config.loader.retries
+    local_options = "file" in config.storage
     for item in config.sources:
         written = item.written
-        expanded, hidden = _expand_url(written)
-        url = absolute(expanded, config, resolve)
-        protocols = [part.protocol or "file" for part in chain(url)]
-        options = options_for(protocols, config, item.storage_options, item.credentials)
-        secrets = [*url_secrets(url), *hidden]
-        redact = Redactor(options, secrets) if options or secrets else _NO_SECRETS
+        if _plain(written) and not item.storage_options and item.credentials is None and not local_options:
+            # A plain local path, the common case: nothing to expand, no options, no secrets.
+            url = resolve(written)
+            options: dict[str, Any] = {}
+            redact = _NO_SECRETS if "@" not in url and "=" not in url else Redactor({}, url_secrets(url))
+        else:
+            expanded, hidden = _expand_url(written)
+            url = absolute(expanded, config, resolve)
+            protocols = [part.protocol or "file" for part in chain(url)]
+            options = options_for(protocols, config, item.storage_options, item.credentials)
+            secrets = [*url_secrets(url), *hidden]
+            redact = Redactor(options, secrets) if options or secrets else _NO_SECRETS
         key = redact(written)
         out.append(
             Source(
@@ -203,3 +210,8 @@ def build_sources(config: Config) -> list[Source]:
             )
         )
     return out
+
+
+def _plain(written: str) -> bool:
+    """Whether *written* is a local path with nothing to expand: no ``${VAR}``, ``~``, protocol or chain."""
+    return "$" not in written and ":" not in written and not written.startswith("~")
