@@ -9,6 +9,7 @@ from typing import Any
 import fsspec
 import pytest
 import yaml
+from servers import WebServer
 
 
 @pytest.fixture
@@ -44,3 +45,19 @@ def _structlog_unconfigured() -> Iterator[None]:
     structlog.reset_defaults()
     yield
     structlog.reset_defaults()
+
+
+@pytest.fixture(scope="module")
+def web_server() -> Iterator[WebServer]:
+    """One aiohttp server on 127.0.0.1 for the module; :func:`web` resets it per test."""
+    server = WebServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def web(web_server: WebServer) -> Iterator[WebServer]:
+    """The aiohttp server with no paths set up and all counts at zero."""
+    web_server.reset()
+    yield web_server
+    web_server.reset()

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pipelines import plain_pipeline
 
 from memconfig import Loader, LoadRequest, LoadResult, Pipeline, SkipReason
 from memconfig.drive import arun, run
@@ -21,15 +22,7 @@ TEXTS = {"a.md": "alpha", "b.md": "beta"}
 
 
 def _pipeline(root: Path, sources: Sequence[Any], policy: str = "once") -> Pipeline:
-    return Pipeline.from_config(
-        {
-            "version": 1,
-            "base_dir": str(root),
-            "sources": list(sources),
-            "cache": {"policy": policy},
-            "formatter": {"preset": "plain"},
-        }
-    )
+    return plain_pipeline(root, sources, policy)
 
 
 def _results(texts: dict[str, str], requests: Sequence[LoadRequest]) -> list[LoadResult]:

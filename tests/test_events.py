@@ -5,13 +5,15 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 import pytest
+from pipelines import events_named as _events
+from pipelines import plain_pipeline
 from servers import WebServer
 from structlog.testing import capture_logs
 
@@ -31,21 +33,7 @@ def _write(path: Path, text: str) -> None:
 
 
 def _pipeline(sources: Sequence[Any], root: Path | None = None, policy: str = "once", **extra: Any) -> Pipeline:
-    config: dict[str, Any] = {
-        "version": 1,
-        "sources": list(sources),
-        "loader": FAST,
-        "cache": {"policy": policy},
-        "formatter": {"preset": "plain"},
-        **extra,
-    }
-    if root is not None:
-        config["base_dir"] = str(root)
-    return Pipeline.from_config(config)
-
-
-def _events(logs: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
-    return [e for e in logs if e["event"] == name]
+    return plain_pipeline(root, sources, policy, **{"loader": FAST, **extra})
 
 
 def _by_render(logs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -73,22 +61,6 @@ def project(tmp_path: Path) -> Path:
     _write(tmp_path / "b.md", "beta")
     _write(tmp_path / "rules" / "one.md", "rule one")
     return tmp_path
-
-
-@pytest.fixture(scope="module")
-def web_server() -> Iterator[WebServer]:
-    """One aiohttp server for the module; :func:`web` resets it per test."""
-    server = WebServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def web(web_server: WebServer) -> Iterator[WebServer]:
-    """The aiohttp server with no paths set up and all counts at zero."""
-    web_server.reset()
-    yield web_server
-    web_server.reset()
 
 
 # -- the table ----------------------------------------------------------------------------

@@ -10,6 +10,8 @@ from types import MappingProxyType
 from typing import Any
 
 import pytest
+from pipelines import events_named as _events
+from pipelines import plain_pipeline
 from structlog.testing import capture_logs
 
 from memconfig import EXPANDERS, Expander, Pipeline, SkipReason
@@ -28,19 +30,7 @@ def _write(path: Path, text: str) -> None:
 
 
 def _pipeline(root: Path, sources: Sequence[Any], policy: str = "revalidate") -> Pipeline:
-    return Pipeline.from_config(
-        {
-            "version": 1,
-            "base_dir": str(root),
-            "sources": list(sources),
-            "cache": {"policy": policy},
-            "formatter": {"preset": "plain"},
-        }
-    )
-
-
-def _events(logs: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
-    return [e for e in logs if e["event"] == name]
+    return plain_pipeline(root, sources, policy)
 
 
 def _children(meta: dict[str, Any]) -> dict[str, list[str]]:

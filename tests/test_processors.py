@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pipelines import events_named as _events
+from pipelines import plain_pipeline
 from structlog.testing import capture_logs
 
 from memconfig import Pipeline, Processor, Section, SkipReason
@@ -25,18 +27,8 @@ def _write(path: Path, text: str) -> None:
 def _pipeline(
     root: Path, sources: Sequence[Any], processors: Sequence[Processor], *, strip: bool = False, policy: str = "once"
 ) -> Pipeline:
-    config = {
-        "version": 1,
-        "base_dir": str(root),
-        "sources": list(sources),
-        "cache": {"policy": policy},
-        "formatter": {"preset": "plain", "strip_html_comments": strip},
-    }
-    return Pipeline.from_config(config, processors=processors)
-
-
-def _events(logs: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
-    return [e for e in logs if e["event"] == name]
+    layout = {"preset": "plain", "strip_html_comments": strip}
+    return plain_pipeline(root, sources, policy, processors=processors, formatter=layout)
 
 
 class Recording:

@@ -6,11 +6,12 @@ import asyncio
 import dataclasses
 import hashlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pipelines import plain_pipeline
 from servers import WebServer
 from structlog.testing import capture_logs
 
@@ -38,15 +39,7 @@ def _write(path: Path, text: str) -> None:
 
 
 def _pipeline(root: Path, sources: Sequence[Any], policy: str = "once", **extra: Any) -> Pipeline:
-    config = {
-        "version": 1,
-        "base_dir": str(root),
-        "sources": list(sources),
-        "cache": {"policy": policy},
-        "formatter": {"preset": "plain"},
-        **extra,
-    }
-    return Pipeline.from_config(config)
+    return plain_pipeline(root, sources, policy, **extra)
 
 
 @pytest.fixture
@@ -217,22 +210,6 @@ def test_adopted_state_reads_the_sources_it_lacks(project: Path) -> None:
 
 
 # -- stale records, against a real HTTP server ----------------------------------------
-
-
-@pytest.fixture(scope="module")
-def web_server() -> Iterator[WebServer]:
-    """One aiohttp server for the module; :func:`web` resets it per test."""
-    server = WebServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def web(web_server: WebServer) -> Iterator[WebServer]:
-    """The aiohttp server with no paths set up and all counts at zero."""
-    web_server.reset()
-    yield web_server
-    web_server.reset()
 
 
 def test_failed_refresh_is_a_stale_record_with_its_reason(web: WebServer) -> None:
