@@ -201,3 +201,19 @@ def test_aload_gives_the_same_results(tmp_path: Path, memfs: Any) -> None:
     requests = [LoadRequest(_source("memory://a.md")), LoadRequest(_source(str(tmp_path / "nope.md")))]
     results = asyncio.run(arun(FsspecLoader().read(requests)))
     assert [(r.status, r.content, r.reason) for r in results] == [("loaded", "A", None), ("skipped", None, "not_found")]
+
+
+@pytest.mark.parametrize(
+    ("token", "version"),
+    [
+        pytest.param("12:345:678", (12, 345, 678), id="local"),
+        pytest.param(None, None, id="none"),
+        pytest.param('ETag:"abc"', None, id="etag"),
+        pytest.param("mtime:1.5:10:", None, id="remote-time"),
+    ],
+)
+def test_local_version_parses_only_local_fingerprints(token: str | None, version: Any) -> None:
+    """A stat-only revalidation compares (inode, size, mtime_ns); any other token never matches a stat."""
+    from memconfig.load.fingerprints import local_version
+
+    assert local_version(token) == version

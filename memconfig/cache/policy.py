@@ -235,6 +235,8 @@ class PolicyCache:
     def _local_checks(self, meta: Meta) -> tuple[LocalCheck, ...] | None:
         """What a stat-only revalidation expects of each file (kept while *meta* is, so its id stays unique).
 
+        The same tuple is handed to the loader every turn, so it can prepare its comparisons once.
+
         ``None`` if a source is stale: its recovery must be read and logged, which only a full pass does.
         """
         held = self._checks.get(id(meta))

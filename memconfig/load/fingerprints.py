@@ -13,7 +13,7 @@ import os
 import time
 from typing import Any
 
-__all__ = ["fingerprint", "local_fingerprint"]
+__all__ = ["fingerprint", "local_fingerprint", "local_version"]
 
 # Fingerprint fields of fsspec info() dicts, strongest first.
 _VALIDATORS = ("ETag", "etag", "Content-MD5", "Digest", "hex", "md5", "checksum", "crc", "CRC")
@@ -25,6 +25,16 @@ _RACY_SECONDS = 2.0
 def local_fingerprint(stat: os.stat_result) -> str:
     """A local file's change token: inode, size and modification time in nanoseconds."""
     return f"{stat.st_ino}:{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def local_version(fingerprint: str | None) -> tuple[int, int, int] | None:
+    """The ``(inode, size, mtime_ns)`` a :func:`local_fingerprint` was made of; ``None`` for any other token."""
+    if fingerprint is None:
+        return None
+    parts = fingerprint.split(":")
+    if len(parts) != 3 or not all(part.isdigit() for part in parts):
+        return None
+    return int(parts[0]), int(parts[1]), int(parts[2])
 
 
 def fingerprint(info: dict[str, Any]) -> str | None:

@@ -34,7 +34,7 @@ from ..expand import EXPANDERS, Expander
 from ..failures import SkipReason
 from ..stages import LoadRequest, LoadResult, LocalCheck
 from .errors import classify
-from .fingerprints import fingerprint, local_fingerprint
+from .fingerprints import fingerprint, local_fingerprint, local_version
 from .reads import answers_with_info, is_http, read_async, read_fd
 
 if TYPE_CHECKING:
@@ -112,6 +112,7 @@ class FsspecLoader:
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         self._limit: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
+        self._prepared: tuple[Sequence[LocalCheck], list[tuple[Any, ...]]] | None = None  # see unchanged()
 
     @classmethod
     def from_config(cls, config: Config, is_blank: Callable[[str], bool], blank_token: str) -> FsspecLoader:
@@ -164,21 +165,29 @@ class FsspecLoader:
         return [result for results in slots if results for result in results]
 
     def unchanged(self, checks: Sequence[LocalCheck]) -> bool:
-        """Whether every local file still is as *checks* last saw it: one ``os.stat`` each, nothing read."""
-        for check in checks:
+        """Whether every local file still is as *checks* last saw it: one ``os.stat`` each, nothing read.
+
+        The fingerprints are compared as ``(inode, size, mtime_ns)`` tuples,
+        parsed once per *checks* (a cache hands the same one every turn).
+        """
+        prepared = self._prepared
+        if prepared is None or prepared[0] is not checks:
+            versions = [(c.path, local_version(c.fingerprint), c.out, local_version(c.out_fingerprint)) for c in checks]
+            prepared = self._prepared = (checks, versions)
+        for path, known, out, out_version in prepared[1]:
             try:
-                info = os.stat(check.path)
+                info = os.stat(path)
             except FileNotFoundError:
-                if check.out == SkipReason.NOT_FOUND:
+                if out == SkipReason.NOT_FOUND:
                     continue
                 return False
             except OSError:
                 return False
-            found = local_fingerprint(info)
-            if found == check.fingerprint:
+            found = (info.st_ino, info.st_size, info.st_mtime_ns)
+            if found == known:
                 continue
-            if check.out is not None and (
-                check.out_fingerprint == found or (stat.S_ISDIR(info.st_mode) and check.out == SkipReason.IS_DIRECTORY)
+            if out is not None and (
+                out_version == found or (stat.S_ISDIR(info.st_mode) and out == SkipReason.IS_DIRECTORY)
             ):
                 continue
             return False
