@@ -77,7 +77,10 @@ from fsspec.implementations.local import LocalFileSystem
 import memconfig
 from memconfig import Pipeline
 from memconfig.config import Config
-from memconfig.cli.logs import configure_cli_logging
+try:
+    from memconfig.cli.logs import configure_cli_logging
+except ImportError:  # memconfig before 0.2 (issue 7): the same script measures the code before a change
+    from memconfig.events import configure_cli_logging  # type: ignore[attr-defined,no-redef]
 
 N_HTTP = 50
 N_LOCAL = 200

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections import OrderedDict
@@ -18,13 +19,13 @@ from .exceptions import SourceError
 from .format import TemplateFormatter
 from .load import FsspecLoader
 from .process import Cleaning, Drop, ProcessorChain
-from .render import Render, SourceRecord
+from .render import Lazy, Render, Section, SourceRecord
 from .sources import build_sources
 from .stages import Appender, Formatter, Loader, LoadResult, Processor, Snapshot, StateCache
 
 __all__ = ["Pipeline"]
 
-_View = tuple[str, str, tuple[SourceRecord, ...], tuple[Drop, ...]]
+_View = tuple[str, str, Lazy[tuple[SourceRecord, ...]], tuple[Drop, ...]]
 """A snapshot processed and formatted: the block, its sha256, the records, the sections taken out."""
 _CACHE_COUNTS = ("cache_hits", "revalidated", "refreshed", "stale", "loaded", "skipped")
 _MEMO = 8  # distinct blocks kept: enough for states that differ, small enough to stay flat under churn
@@ -181,20 +182,11 @@ class Pipeline:
         return _Outcome(snapshot, view, MappingProxyType(counts), memo)
 
     def _view(self, snapshot: Snapshot) -> _View:
-        """Process and format *snapshot*, and account for every source; memoised by the snapshot's digest."""
+        """Process and format *snapshot*; its records are made when first asked for. Memoised by digest."""
         sections, drops = self.processors(snapshot.sections)
         block = self.formatter.format(sections)
-        chars = {s.source: len(s.text) for s in sections}
-        out = {d.section.source: d for d in drops}
-        records = []
-        for record in snapshot.records:
-            if record.source in out:
-                drop = out[record.source]
-                record = record._replace(status="skipped", reason=drop.reason, detail=f"by {drop.processor}")
-            elif record.source in chars:
-                record = record._replace(chars=chars[record.source])
-            records.append(record)
-        view = (block.text, block.sha256, _with_parent_sizes(records), tuple(drops))
+        records = Lazy(functools.partial(_records, snapshot.records, sections, drops))
+        view = (block.text, block.sha256, records, tuple(drops))
         self._views[snapshot.digest] = view
         while len(self._views) > _MEMO:
             self._views.pop(next(iter(self._views)), None)
@@ -249,6 +241,23 @@ def _token(stage: object) -> str:
     """A stage's token, or its class's name for a stage that declares none."""
     token = getattr(stage, "token", None)
     return token if isinstance(token, str) else f"{type(stage).__module__}.{type(stage).__qualname__}"
+
+
+def _records(
+    seen: Lazy[tuple[SourceRecord, ...]], sections: Sequence[Section], drops: Sequence[Drop]
+) -> tuple[SourceRecord, ...]:
+    """The cache's records with what processing did: characters in the block, sources taken out."""
+    chars = {s.source: len(s.text) for s in sections}
+    out = {d.section.source: d for d in drops}
+    records = []
+    for record in seen():
+        if record.source in out:
+            drop = out[record.source]
+            record = record._replace(status="skipped", reason=drop.reason, detail=f"by {drop.processor}")
+        elif record.source in chars:
+            record = record._replace(chars=chars[record.source])
+        records.append(record)
+    return _with_parent_sizes(records)
 
 
 def _with_parent_sizes(records: list[SourceRecord]) -> tuple[SourceRecord, ...]:

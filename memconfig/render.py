@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal, NamedTuple
+from typing import Generic, Literal, NamedTuple, TypeVar
 
 from .failures import SkipReason
 
-__all__ = ["Render", "Section", "SourceRecord", "Status"]
+__all__ = ["Lazy", "Render", "Section", "SourceRecord", "Status"]
+
+T = TypeVar("T")
 
 Status = Literal["loaded", "skipped", "stale"]
 
@@ -63,6 +65,26 @@ class SourceRecord(NamedTuple):
     via: str | None = None
 
 
+class Lazy(Generic[T]):
+    """A value made on first use and kept: what most renders never look at costs them nothing.
+
+    Two threads asking at once may both make it; they make the same value.
+    """
+
+    __slots__ = ("_make", "_value")
+
+    def __init__(self, make: Callable[[], T]) -> None:
+        self._make: Callable[[], T] | None = make
+        self._value: T | None = None
+
+    def __call__(self) -> T:
+        make = self._make
+        if make is not None:
+            self._value = make()
+            self._make = None
+        return self._value  # type: ignore[return-value]
+
+
 @dataclass(frozen=True, slots=True)
 class Render:
     """The result of one render: the memory block and an account of every source.
@@ -71,7 +93,6 @@ class Render:
         text: the memory block.
         sha256: the SHA-256 of *text* as UTF-8, for prompt-cache keys.
         render_id: the id every event of this render carries.
-        sources: one record per declared source and per expansion child, in prompt order.
         counts: the counts logged in ``prompt_built`` (``sources_loaded``, ``sources_skipped``,
             ``cache_hits``, ``revalidated``, ``refreshed``, ``stale``, ``loaded``, ``skipped``, ``dropped``).
         memo: the block was served from the memo (no processing, no formatting).
@@ -80,6 +101,14 @@ class Render:
     text: str
     sha256: str
     render_id: str
-    sources: tuple[SourceRecord, ...] = ()
+    _records: Lazy[tuple[SourceRecord, ...]] = field(default_factory=lambda: Lazy(tuple), repr=False, compare=False)
     counts: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     memo: bool = False
+
+    @property
+    def sources(self) -> tuple[SourceRecord, ...]:
+        """One record per declared source and per expansion child, in prompt order, skipped ones included.
+
+        Made on first use, once per distinct block: renders that never look pay nothing for it.
+        """
+        return self._records()

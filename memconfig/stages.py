@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 from .failures import Failure, SkipReason
-from .render import Render, Section, SourceRecord
+from .render import Lazy, Render, Section, SourceRecord
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -95,7 +95,8 @@ class Snapshot:
     Attributes:
         sections: the contents in the prompt, one section per source.
         digest: the identity of what the snapshot shows: sections and records.
-        records: every source, loaded or not, as the cache sees it (``chars`` not yet known).
+        records: every source, loaded or not, as the cache sees it (``chars`` not yet known);
+            made on first use.
         results: what this pass read (empty when nothing was read).
         stats: what the cache did, for ``prompt_built``.
         failures: sources the render needed and did not get.
@@ -104,7 +105,7 @@ class Snapshot:
 
     sections: tuple[Section, ...]
     digest: str
-    records: tuple[SourceRecord, ...] = ()
+    records: Lazy[tuple[SourceRecord, ...]] = field(default_factory=lambda: Lazy(tuple))
     results: tuple[LoadResult, ...] = ()
     stats: Mapping[str, int] = field(default_factory=dict)
     failures: tuple[Failure, ...] = ()

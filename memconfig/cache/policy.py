@@ -21,6 +21,7 @@ renders run the same code.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import inspect
 import threading
@@ -34,7 +35,7 @@ from typing import TYPE_CHECKING, Any, cast
 from .. import events
 from ..drive import Flow, blocks_a_loop
 from ..failures import Failure, SkipReason
-from ..render import Section, SourceRecord, Status
+from ..render import Lazy, Section, SourceRecord, Status
 from ..stages import Loader, LoadRequest, LoadResult, LocalCheck, Snapshot
 from .flights import Flights
 from .merge import STALE_REASONS, Merge, Pass, sha
@@ -86,7 +87,7 @@ class PolicyCache:
         self._lock = threading.Lock()
         self._flights = Flights()
         self._latest = LatestCopies()
-        self._views: OrderedDict[str, tuple[tuple[Section, ...], tuple[SourceRecord, ...]]] = OrderedDict()
+        self._views: OrderedDict[str, tuple[tuple[Section, ...], Lazy[tuple[SourceRecord, ...]]]] = OrderedDict()
         self._quiet: OrderedDict[tuple[str, int], Snapshot] = OrderedDict()
         self._checks: OrderedDict[int, tuple[Meta, tuple[LocalCheck, ...] | None]] = OrderedDict()
         # The configuration a state is made for: what is read, from where, under which name, and every stage's
@@ -366,7 +367,7 @@ class PolicyCache:
         try:
             view = self._views.get(key)
             if view is None:
-                view = (_sections(meta, contents), self._records(meta))
+                view = (_sections(meta, contents), Lazy(functools.partial(self._records, meta)))
                 _remember(self._views, key, view)
         finally:
             if not locked:
