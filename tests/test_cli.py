@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import subprocess
@@ -727,3 +728,43 @@ def test_structlog_application_receives_events(tmp_path: Path) -> None:
     assert event_tuples(events) == expected_example_events()
     assert all(e["method"] == "info" for e in events)
     assert done.stderr == ""
+
+
+def test_json_lines_logger_writes_the_lines_of_the_processor_chain() -> None:
+    """The CLI's one-step JSON logger writes what add_log_level + timestamp + JSONRenderer would, keys in order."""
+    import io
+    import re
+
+    import orjson
+    import structlog
+
+    from memconfig.cli.logs import UTCTimeStamper, configure_cli_logging
+
+    def lines(stream: io.BytesIO) -> list[dict[str, Any]]:
+        return [orjson.loads(line) for line in stream.getvalue().splitlines()]
+
+    fast = io.BytesIO()
+    configure_cli_logging("json", "info", fast)
+    logger = structlog.get_logger("memconfig").bind(source="a.md")
+    logger.debug("hidden", n=0)
+    logger.info("source_loaded", n=1, path=Path("x"))
+    logger.warning("source_%s", "skipped")
+    chain = io.BytesIO()
+    structlog.configure(
+        processors=[
+            structlog.processors.add_log_level,
+            UTCTimeStamper(),
+            structlog.processors.JSONRenderer(serializer=orjson.dumps),
+        ],
+        logger_factory=structlog.BytesLoggerFactory(file=chain),
+        wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
+    )
+    logger = structlog.get_logger("memconfig").bind(source="a.md")
+    logger.info("source_loaded", n=1, path=str(Path("x")))
+    logger.warning("source_%s", "skipped")
+    got, want = lines(fast), lines(chain)
+    assert [list(line) for line in got] == [list(line) for line in want]
+    assert [{k: v for k, v in line.items() if k != "timestamp"} for line in got] == [
+        {k: v for k, v in line.items() if k != "timestamp"} for line in want
+    ]
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", line["timestamp"]) for line in got)

@@ -169,14 +169,14 @@ class Merge:
             self._take(result, result.content, held)
             return _entry(source, result.sha256, result.fingerprint, result.bytes, stamp)
         if result.status == "unchanged":
-            latest = self.latest.get(key)
+            latest = self.latest.copies.get(key)
             # A check found a usable fingerprint for the copy this process holds (its read had none): keep it.
             if (
                 latest is not None
                 and latest.sha256 == result.sha256
                 and result.fingerprint not in (None, latest.fingerprint)
             ):
-                self.latest.put(key, latest._replace(fingerprint=result.fingerprint))
+                self.latest.copies[key] = latest._replace(fingerprint=result.fingerprint)
             if held is not None and held["sha256"] == result.sha256:
                 if held.get("stale"):  # back after failing: on record as loaded again
                     self._take(replace(result, bytes=held["bytes"]), self.contents[key], held)
@@ -202,7 +202,7 @@ class Merge:
         """A source that did not load: stale if a good copy exists and the failure may pass, else out."""
         source, key = result.source, result.source.key
         reason = result.reason or SkipReason.ERROR
-        latest = self.latest.get(key)
+        latest = self.latest.copies.get(key)
         if reason in STALE_REASONS and not result.fatal and (held or latest):
             if held is not None:
                 sha256, fingerprint, size, read = held["sha256"], held["fingerprint"], held["bytes"], held["read"]
@@ -214,7 +214,7 @@ class Merge:
             self.stats["stale"] += 1
             return _entry(source, sha256, fingerprint, size, read, stale=str(reason))
         if reason not in STALE_REASONS:
-            self.latest.forget(key)
+            self.latest.copies.pop(key, None)
         self.contents.pop(key, None)
         before = self.skipped.get(key)
         if before is not None and before["reason"] == reason and not self.work.force:

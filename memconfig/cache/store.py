@@ -34,15 +34,6 @@ class LatestCopies:
     copies: dict[str, Known] = field(default_factory=dict)
     children: dict[str, frozenset[str]] = field(default_factory=dict)
 
-    def get(self, key: str) -> Known | None:
-        return self.copies.get(key)
-
-    def put(self, key: str, known: Known) -> None:
-        self.copies[key] = known
-
-    def forget(self, key: str) -> None:
-        self.copies.pop(key, None)
-
     def expanded(self, parent: str, children: Iterable[str]) -> None:
         """Record *parent*'s children now; copies of the ones it no longer has are dropped."""
         now = frozenset(children)
