@@ -256,16 +256,7 @@ def _entry(
 ) -> MetaEntry:
     """One source's record in the state's meta; *stale*: why its last refresh failed, if it did."""
     return entry(
-        source.key,
-        source.name,
-        source.display_url,
-        sha256,
-        fingerprint,
-        size,
-        read,
-        lineage=source.lineage,
-        via=source.via,
-        stale=stale,
+        source.key, source.name, source.display_url, sha256, fingerprint, size, read, source.lineage, source.via, stale
     )
 
 

@@ -95,11 +95,11 @@ def entry(
     fingerprint: str | None,
     size: int,
     read: Stamp,
-    *,
     lineage: Iterable[str] = (),
     via: str | None = None,
     stale: str | None = None,
 ) -> MetaEntry:
+    """A :class:`MetaEntry` (positional arguments: one is made per source read)."""
     return {
         "source": key,
         "name": name,
@@ -107,7 +107,7 @@ def entry(
         "sha256": sha256,
         "fingerprint": fingerprint,
         "bytes": size,
-        "lineage": list(lineage),
+        "lineage": list(lineage) if lineage else [],
         "via": via,
         "stale": stale,
         "read": read,

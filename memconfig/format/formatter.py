@@ -59,5 +59,9 @@ class TemplateFormatter:
                 pieces += body or [self.layout.empty]
             else:
                 pieces.append(part)
-        text = "".join(pieces)
-        return Block(text, hashlib.sha256(text.encode()).hexdigest())
+        digest = hashlib.sha256()
+        for (
+            piece
+        ) in pieces:  # piece by piece: a copy of the whole block, encoded, is slower once it outgrows the caches
+            digest.update(piece.encode())
+        return Block("".join(pieces), digest.hexdigest())
