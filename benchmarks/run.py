@@ -52,7 +52,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
-import gc
 import functools
 import gc
 import os
@@ -77,6 +76,7 @@ from fsspec.implementations.local import LocalFileSystem
 import memconfig
 from memconfig import Pipeline
 from memconfig.config import Config
+
 try:
     from memconfig.cli.logs import configure_cli_logging
 except ImportError:  # memconfig before 0.2 (issue 7): the same script measures the code before a change
