@@ -247,7 +247,7 @@ def _records(
     seen: Lazy[tuple[SourceRecord, ...]], sections: Sequence[Section], drops: Sequence[Drop]
 ) -> tuple[SourceRecord, ...]:
     """The cache's records with what processing did: characters in the block, sources taken out."""
-    chars = {s.source: len(s.text) for s in sections}
+    chars = {s.source: len(s.text.rstrip()) for s in sections}  # as the formatter lays it out
     out = {d.section.source: d for d in drops}
     records = []
     for record in seen():

@@ -43,8 +43,9 @@ def test_deepagents_layout() -> None:
     ],
 )
 def test_clean_strips_comments_and_trailing_space(content: str, shown: str) -> None:
-    """HTML comments are removed and content is right-stripped, as deepagents does."""
-    assert Cleaning().clean(content) == shown
+    """HTML comments are removed (cleaning) and content is right-stripped (layout), as deepagents does."""
+    layout = Preset("{agent_memory}", section="{content}", separator="\n", empty="-", strip_html_comments=True)
+    assert _Formatted(layout).format(_snapshot(("a", content))).text == shown
 
 
 def test_sources_empty_after_cleaning_are_left_out() -> None:

@@ -14,7 +14,7 @@ from pipelines import plain_pipeline
 from structlog.testing import capture_logs
 
 from memconfig import Pipeline, Processor, Section, SkipReason
-from memconfig.process import StripBOM, StripHTMLComments, StripTrailingSpace
+from memconfig.process import StripBOM, StripHTMLComments
 
 
 def _write(path: Path, text: str) -> None:
@@ -102,23 +102,25 @@ def test_section_is_a_frozen_dataclass_that_replace_copies() -> None:
 @pytest.mark.parametrize(
     ("strip", "expected"),
     [
-        pytest.param(True, [StripBOM(), StripHTMLComments(), StripTrailingSpace()], id="comments-stripped"),
-        pytest.param(False, [StripBOM(), StripTrailingSpace()], id="comments-kept"),
+        pytest.param(True, [StripBOM(), StripHTMLComments()], id="comments-stripped"),
+        pytest.param(False, [StripBOM()], id="comments-kept"),
     ],
 )
 def test_user_processors_run_after_the_builtin_cleaning(project: Path, strip: bool, expected: list[Any]) -> None:
-    """The chain is StripBOM, StripHTMLComments (if the layout strips them), StripTrailingSpace, then the user's."""
+    """The chain is StripBOM, StripHTMLComments (if the layout strips them), then the user's."""
     recording = Recording()
     pipeline = _pipeline(project, ["a.md"], [recording], strip=strip)
     assert list(pipeline.processors.processors) == [*expected, recording]
 
 
 def test_user_processor_sees_cleaned_text(project: Path) -> None:
-    """A user processor gets text with the BOM, HTML comments and trailing whitespace already gone."""
+    """A user processor gets text with the BOM and HTML comments gone; the formatter strips trailing space."""
     (project / "messy.md").write_bytes("\ufeffkeep <!-- note for editors -->this  \n\n".encode())
     recording = Recording()
-    _pipeline(project, ["messy.md"], [recording], strip=True).build({})
-    assert recording.seen == [["keep this"]]
+    render = _pipeline(project, ["messy.md"], [recording], strip=True).build({})
+    assert recording.seen == [["keep this  \n\n"]]
+    assert render.text == "keep this"
+    assert render.sources[0].chars == len("keep this")
 
 
 def test_processor_changes_reach_the_block_in_order(project: Path) -> None:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import events
 from ..failures import Failure, SkipReason
@@ -73,7 +72,7 @@ class Merge:
         self.failures: list[Failure] = []
         self.fatal: set[str] = set()  # configured sources whose failure fails every render until fixed
         self.taken: set[str] = set()  # sources put in the state by this pass (and logged as loaded)
-        self.log: list[Callable[[], None]] = []
+        self.log: list[tuple[Callable[..., None], tuple[Any, ...]]] = []  # events to log: (emitter, arguments)
 
     @property
     def changed(self) -> bool:
@@ -101,9 +100,7 @@ class Merge:
         failed = group[0] if len(group) == 1 and group[0].source is source else None  # the expansion itself
         if failed is not None and failed.reason in STALE_REASONS and previous:
             for held in previous.values():
-                self.log.append(
-                    functools.partial(events.source_stale, failed.source, failed.reason, failed.detail, held["sha256"])
-                )
+                self.log.append((events.source_stale, (failed.source, failed.reason, failed.detail, held["sha256"])))
                 self.stats["stale"] += 1
             self.reported.append(replace(failed, status="stale"))
             if source.key in self.expansions:
@@ -115,7 +112,7 @@ class Merge:
             self.skipped.pop(source.key, None)
             if self.work.force or before is None or children != before["children"]:
                 via = group[0].source.via or "glob"
-                self.log.append(functools.partial(events.source_expanded, source, via, children))
+                self.log.append((events.source_expanded, (source, via, children)))
                 self.expansions[source.key] = {"via": via, "children": children, "stale": None}
             elif before["stale"]:
                 self.expansions[source.key] = {**before, "stale": None}
@@ -130,9 +127,7 @@ class Merge:
             gone = replace(
                 source, key=key, name=held["name"], url=held["url"], glob=False, lineage=(source.key,), via=held["via"]
             )
-            self.log.append(
-                functools.partial(events.source_skipped, gone, SkipReason.NOT_FOUND, "no longer matched by the glob")
-            )
+            self.log.append((events.source_skipped, (gone, SkipReason.NOT_FOUND, "no longer matched by the glob")))
             self.stats["skipped"] += 1
         for key in [k for k, r in self.skipped.items() if r["lineage"][:1] == [source.key] and k not in now]:
             del self.skipped[key]  # a child that was out, and is gone for good
@@ -210,7 +205,7 @@ class Merge:
                 assert latest is not None
                 self.contents[key] = latest.content
                 sha256, fingerprint, size, read = latest.sha256, latest.fingerprint, latest.bytes, latest.read
-            self.log.append(functools.partial(events.source_stale, source, reason, result.detail, sha256))
+            self.log.append((events.source_stale, (source, reason, result.detail, sha256)))
             self.stats["stale"] += 1
             return _entry(source, sha256, fingerprint, size, read, stale=str(reason))
         if reason not in STALE_REASONS:
@@ -233,7 +228,7 @@ class Merge:
                 "since": self.stamp,
             }
             self.stats["skipped"] += 1
-            self.log.append(functools.partial(events.source_skipped, source, reason, result.detail, result.duration_ms))
+            self.log.append((events.source_skipped, (source, reason, result.detail, result.duration_ms)))
         return None
 
     def _take(self, result: LoadResult, content: str, held: MetaEntry | None) -> None:
@@ -248,7 +243,7 @@ class Merge:
             self.stats["refreshed"] += 1
         self.contents[result.source.key] = content
         self.taken.add(result.source.key)
-        self.log.append(functools.partial(events.source_loaded, result, len(content), cache))
+        self.log.append((events.source_loaded, (result, len(content), cache)))
 
 
 def _entry(

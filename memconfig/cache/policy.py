@@ -334,8 +334,8 @@ class PolicyCache:
                 locked=True,
             )
         with events.one_pass():  # logged outside the lock: other renders need not wait on log I/O
-            for emit in merge.log:
-                emit()
+            for emit, arguments in merge.log:
+                emit(*arguments)
         return snapshot
 
     # -- snapshots ------------------------------------------------------------

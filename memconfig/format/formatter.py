@@ -1,10 +1,10 @@
 """The formatter stage: sections in, one memory block out.
 
-Each section is laid out by the layout's *section* template (slots
-``{path}``, ``{name}``, ``{content}``), sections are joined by the
-*separator*, and the result fills the template's ``{agent_memory}`` slot (or
-the *empty* text does, when no section is left). Cleaning is not done here:
-it is the processors' job, before.
+Each section's text, right-stripped, is laid out by the layout's *section*
+template (slots ``{path}``, ``{name}``, ``{content}``), sections are joined by
+the *separator*, and the result fills the template's ``{agent_memory}`` slot
+(or the *empty* text does, when no section is left). Cleaning (BOM, comments)
+is not done here: it is the processors' job, before.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ class TemplateFormatter:
         for item in sections:
             if body:
                 body.append(separator)
-            values = {"path": item.source, "name": item.name, "content": item.text}
+            values = {"path": item.source, "name": item.name, "content": item.text.rstrip()}
             body += [values[part] if is_slot else part for is_slot, part in section]
         pieces: list[str] = []
         for is_slot, part in self._template.parts:

@@ -342,15 +342,7 @@ class FsspecLoader:
                 raise _Skip(SkipReason.EMPTY, "nothing left once comments and whitespace are removed")
         except _Skip as skip:  # the fingerprint lets a cache see next time that the file has not changed
             return _skipped(source, skip.reason, skip.detail, started, fatal=skip.fatal, fingerprint=known)
-        return LoadResult(
-            source=source,
-            status="loaded",
-            content=text,
-            bytes=len(data),
-            sha256=sha256,
-            fingerprint=known,
-            duration_ms=_ms(started),
-        )
+        return LoadResult(source, "loaded", text, None, "", len(data), sha256, known, _ms(started))
 
     def _failure(self, source: Source, exc: BaseException, started: float, is_dir: bool = False) -> LoadResult:
         if isinstance(exc, _Skip):

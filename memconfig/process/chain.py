@@ -48,16 +48,21 @@ class ProcessorChain:
         drops: list[Drop] = []
         for processor in self._steps:
             out = list(processor(current))
-            if len(out) != len(current) or any(not s.text for s in out):
-                kept = {s.source for s in out if s.text}
+            if len(out) != len(current) or any(_blank(s.text) for s in out):
+                kept = {s.source for s in out if not _blank(s.text)}
                 present = {s.source for s in out}
                 for section in current:
                     if section.source not in kept:
                         reason = SkipReason.EMPTY if section.source in present else SkipReason.DROPPED
                         drops.append(Drop(section, reason, processor.token))
-                out = [s for s in out if s.text]
+                out = [s for s in out if not _blank(s.text)]
             current = out
         return current, drops
+
+
+def _blank(text: str) -> bool:
+    """Nothing, or only whitespace (which the formatter strips): no section to show."""
+    return not text or text.isspace()
 
 
 class _TextSteps:

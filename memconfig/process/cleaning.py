@@ -2,7 +2,8 @@
 
 Each also cleans a bare string (:meth:`clean`), which is how the loader tells
 ahead of time that a file has nothing to show (it is skipped as ``empty``
-and never stored).
+and never stored). Trailing whitespace is not cleaning but layout: the
+formatter right-strips each section, so sections join with exactly the separator.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 
 from ..render import Section
 
-__all__ = ["Cleaning", "StripBOM", "StripHTMLComments", "StripTrailingSpace", "TextStep"]
+__all__ = ["Cleaning", "StripBOM", "StripHTMLComments", "TextStep"]
 
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _SPACE = re.compile(r"\s*")
@@ -58,14 +59,6 @@ class StripHTMLComments(TextStep):
         return text
 
 
-@dataclass(frozen=True, slots=True)
-class StripTrailingSpace(TextStep):
-    """Removes trailing whitespace, so that sections join with exactly the separator between them."""
-
-    def clean(self, text: str) -> str:
-        return text.rstrip()
-
-
 class Cleaning:
     """The built-in cleaning processors for one layout, in order, and the blank test they imply."""
 
@@ -74,7 +67,6 @@ class Cleaning:
         steps: list[TextStep] = [StripBOM()]
         if strip_html_comments:
             steps.append(StripHTMLComments())
-        steps.append(StripTrailingSpace())
         self.steps: tuple[TextStep, ...] = tuple(steps)
         self.token = "+".join(step.token for step in self.steps)
 
@@ -87,7 +79,7 @@ class Cleaning:
         return text
 
     def is_blank(self, text: str) -> bool:
-        """Whether *text* has nothing to show once cleaned; looks no further than its first word."""
+        """Whether *text* has nothing but whitespace once cleaned; looks no further than its first word."""
         first = text[:1]
         if first and first != "<" and first != _BOM and not first.isspace():
             return False  # the usual case, decided by one character
@@ -95,5 +87,5 @@ class Cleaning:
         if start == len(text):
             return True
         if self.strip_html_comments and text.startswith("<!--", start):
-            return not self.clean(text)
+            return not self.clean(text).strip()
         return False
