@@ -369,3 +369,24 @@ def test_whole_url_from_one_variable_keeps_its_password_hidden(monkeypatch: pyte
     [source] = sources_of({"sources": ["${MC_AGENTS_URL}"]})
     for text in (source.display_url, repr(source), source.redact(f"cannot reach {source.url}")):
         assert "Zx9" not in text and "Qk+w" not in text, text
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        pytest.param("a.md", id="relative"),
+        pytest.param("./a.md", id="dot-slash"),
+        pytest.param("rules/../a.md", id="dot-dot"),
+        pytest.param("rules//a.md", id="double-slash"),
+        pytest.param("rules/", id="trailing-slash"),
+        pytest.param(".deepagents/AGENTS.md", id="dot-folder"),
+        pytest.param("/etc/agents/a.md", id="absolute"),
+        pytest.param("a@b=c.md", id="at-and-equals"),
+    ],
+)
+def test_plain_paths_resolve_as_every_other_url_does(tmp_path: Path, written: str) -> None:
+    """The shortcut for plain local paths gives the URL pathlib would, and the key as written."""
+    config = Config.from_mapping({"version": 1, "sources": [written]}, base_dir=tmp_path)
+    [source] = build_sources(config)
+    assert source.url == resolve_url(written, config) == str(config.resolve_path(written))
+    assert source.key == written
