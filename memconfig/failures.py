@@ -26,6 +26,21 @@ class SkipReason(enum.StrEnum):
     ERROR = "error"
     DROPPED = "dropped"
     """Taken out by a processor."""
+    BINARY = "binary"
+    """Holds NUL bytes: not text."""
+    NOT_REGULAR_FILE = "not_regular_file"
+    """A FIFO, socket or device: never opened for reading (it could block or never end)."""
+    SYMLINK_LOOP = "symlink_loop"
+    CHANGED_DURING_READ = "changed_during_read"
+    """Kept changing while it was read: no consistent copy could be had."""
+    DUPLICATE = "duplicate"
+    """The same file as an earlier source; it goes in once, at the first position."""
+    OUTSIDE_ROOT = "outside_root"
+    """A local file outside ``loader.allowed_roots`` (symlinks resolved)."""
+    PROTOCOL_NOT_ALLOWED = "protocol_not_allowed"
+    """A protocol not in ``loader.allowed_protocols``."""
+    HOST_NOT_ALLOWED = "host_not_allowed"
+    """A host (or a redirect's target) not in ``loader.allowed_hosts``."""
 
 
 @dataclass(frozen=True, slots=True)

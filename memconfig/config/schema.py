@@ -119,6 +119,12 @@ class LoaderConfig(_Model):
     timeout: float = Field(default=30.0, gt=0)
     retries: int = Field(default=2, ge=0, le=20)
     backoff: float = Field(default=0.2, ge=0)
+    allowed_roots: list[str] | None = None
+    """Local sources must lie inside one of these folders, symlinks resolved (``None``: anywhere)."""
+    allowed_protocols: list[str] | None = None
+    """Protocols a source may use, each link of a chained URL included (``None``: any)."""
+    allowed_hosts: list[str] | None = None
+    """Hosts an HTTP source, and every redirect it follows, may reach; ``*.example.com`` matches subdomains."""
 
     @field_validator("encoding")
     @classmethod
