@@ -263,7 +263,7 @@ def test_system_file_not_utf8_exits_2(cli: Cli, tmp_path: Path) -> None:
 
 
 def test_closed_stdout_ends_quietly() -> None:
-    """When the reader of stdout goes away (``| head``), render stops with exit 1 and no traceback."""
+    """When the reader of stdout goes away (``| head``), render stops with exit 141 (SIGPIPE) and prints nothing."""
     environ = {k: v for k, v in os.environ.items() if not k.upper().startswith("MEMCONFIG_")}
     with subprocess.Popen(
         [sys.executable, "-m", "memconfig", "render", "-c", str(EXAMPLE), "--log-file", os.devnull],
@@ -275,7 +275,7 @@ def test_closed_stdout_ends_quietly() -> None:
         process.stdout.close()
         stderr = process.stderr.read().decode()
 
-    assert process.returncode == 1
+    assert process.returncode == 141
     assert stderr == ""
 
 

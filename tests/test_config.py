@@ -289,7 +289,12 @@ def test_a_value_already_wrong_is_not_read_from_disk(
     ("text", "position", "problem"),
     [
         pytest.param("version: 1\nsources: [a.md\n", "3:1", "expected ',' or ']'", id="unclosed-flow-list"),
-        pytest.param("version: 1\nsources:\n  - a\n - b\n", "4:2", "expected <block end>", id="bad-indent"),
+        pytest.param(
+            "version: 1\nsources:\n  - a\n - b\n",
+            "4:2",
+            "did not find expected key; check this line's indentation",
+            id="bad-indent",
+        ),
         pytest.param("version: 1\nformatter:\n\tpreset: plain\n", "3:1", "'\\t' that cannot start", id="tab"),
         pytest.param("version: 1\nsources:\n  - 'a.md\n", "4:1", "unexpected end of stream", id="open-quote"),
         pytest.param("version: 1\nversion: 1\n", "2:1", "duplicate key 'version'", id="duplicate-key"),
@@ -372,7 +377,7 @@ def test_non_string_keys_are_listed_with_other_problems() -> None:
         pytest.param(lambda p: p.write_text(""), "the config is empty", id="empty"),
         pytest.param(lambda p: p.write_text("# just a comment\n"), "the config is empty", id="comments-only"),
         pytest.param(lambda p: p.write_text("- a.md\n- b.md\n"), "top level must be a mapping, not a list", id="list"),
-        pytest.param(lambda p: p.write_text("hello\n"), "top level must be a mapping, not a str", id="scalar"),
+        pytest.param(lambda p: p.write_text("hello\n"), "top level must be a mapping, not a string", id="scalar"),
     ],
 )
 def test_unreadable_config_file_is_a_clear_config_error(
@@ -1026,49 +1031,23 @@ def test_non_string_key_in_credentials_file_is_a_problem(write_config: WriteConf
 
 
 @pytest.mark.parametrize(
-    ("credentials", "data", "path", "message"),
+    ("credentials", "data", "path"),
     [
         pytest.param(
-            "team_s3:\n  secret: 'Kq7${x9Lm!vT'\n",
-            {},
-            "credentials_file: team_s3.secret",
-            "malformed variable reference: write ${NAME} or ${NAME:-default}, and $$ for a literal $",
-            id="credentials-malformed",
-        ),
-        pytest.param(
-            "team_s3:\n  secret: 'Kq7${x9Lm}vT'\n",
-            {},
-            "credentials_file: team_s3.secret",
-            "references an environment variable that is not set",
-            id="credentials-unset",
-        ),
-        pytest.param(
-            "team_s3: {}\n",
-            {"storage": {"http": {"headers": {"Authorization": "Bearer tok${x9Lm}vT"}}}},
-            "storage.http.headers.Authorization",
-            "references an environment variable that is not set",
-            id="storage-header-unset",
+            "team_s3:\n  secret: 'Kq7${x9Lm!vT'\n", {}, "credentials_file: team_s3.secret", id="credentials-malformed"
         ),
         pytest.param(
             "team_s3: {}\n",
             {"storage": {"s3": {"client_kwargs": {"aws_secret_access_key": "Kq7${x9Lm!vT"}}}},
             "storage.s3.client_kwargs.aws_secret_access_key",
-            "malformed variable reference",
             id="storage-nested-malformed",
-        ),
-        pytest.param(
-            "team_s3: {}\n",
-            {"sources": [{"url": "memory://a", "credentials": "team_s3", "storage_options": {"token": "t${x9Lm}vT"}}]},
-            "sources[0].storage_options.token",
-            "references an environment variable that is not set",
-            id="source-option-unset",
         ),
     ],
 )
 def test_dollar_brace_inside_a_secret_is_not_quoted(
-    write_config: WriteConfig, tmp_path: Path, credentials: str, data: dict[str, Any], path: str, message: str
+    write_config: WriteConfig, tmp_path: Path, credentials: str, data: dict[str, Any], path: str
 ) -> None:
-    """A secret holding ``${`` gives an error at its key path that quotes no part of it, and says how to write ``$``."""
+    """A malformed ``${`` in a secret is an error at its key path that quotes none of it and says how to write ``$``."""
     (tmp_path / "creds.yaml").write_text(credentials, encoding="utf-8")
     config: dict[str, Any] = {
         "version": 1,
@@ -1079,11 +1058,62 @@ def test_dollar_brace_inside_a_secret_is_not_quoted(
 
     error = config_error(write_config(config))
 
-    [problem] = error.problems
-    assert problem.path == path
-    assert problem.message.startswith(message)
-    assert "$$ for a literal $" in problem.message
+    assert error.problems == (
+        Problem(path, "malformed variable reference: write ${NAME} or ${NAME:-default}, and $$ for a literal $"),
+    )
     assert "x9Lm" not in str(error)
+
+
+@pytest.mark.parametrize(
+    ("credentials", "data", "path"),
+    [
+        pytest.param(
+            "team_s3:\n  secret: 'Kq7${MC_UNSET_9}vT'\n", {}, "credentials_file: team_s3.secret", id="credentials"
+        ),
+        pytest.param(
+            "team_s3: {}\n",
+            {"storage": {"http": {"headers": {"Authorization": "Bearer Kq7${MC_UNSET_9}vT"}}}},
+            "storage.http.headers.Authorization",
+            id="storage-header",
+        ),
+        pytest.param(
+            "team_s3: {}\n",
+            {
+                "sources": [
+                    {"url": "memory://a", "credentials": "team_s3", "storage_options": {"token": "Kq7${MC_UNSET_9}vT"}}
+                ]
+            },
+            "sources[0].storage_options.token",
+            id="source-option",
+        ),
+    ],
+)
+def test_unset_variable_inside_a_secret_is_named(
+    write_config: WriteConfig,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    credentials: str,
+    data: dict[str, Any],
+    path: str,
+) -> None:
+    """An unset variable in a secret (``Bearer ${TOKEN}``) is named, as a name is no secret; the rest is unquoted."""
+    monkeypatch.delenv("MC_UNSET_9", raising=False)
+    (tmp_path / "creds.yaml").write_text(credentials, encoding="utf-8")
+    config: dict[str, Any] = {
+        "version": 1,
+        "credentials_file": "creds.yaml",
+        "sources": [{"url": "memory://a", "credentials": "team_s3"}],
+        **data,
+    }
+
+    error = config_error(write_config(config))
+
+    assert error.problems == (
+        Problem(
+            path, "environment variable ${MC_UNSET_9} is not set and has no default (write ${MC_UNSET_9:-default})"
+        ),
+    )
+    assert "Kq7" not in str(error)
 
 
 def test_unset_variable_that_is_a_whole_secret_is_named(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,18 +1,22 @@
 """The ``memconfig`` command: one module per command, this one parses and dispatches.
 
-Exit codes: 0 ok, 1 a required source failed, 2 bad config or usage. The
-prompt (or table) goes to stdout, the load log to stderr or ``logging.file``.
+Exit codes: 0 ok, 1 a required source failed, 2 bad config or usage, 141
+the reader of stdout went away (``| head``: 128 + SIGPIPE, as the shell
+reports a program killed by it). The prompt (or table) goes to stdout, the
+load log to stderr or ``logging.file``. ``-c -`` reads the config from
+standard input.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
 
 from .. import __version__
-from ..config import load_config
+from ..config import Config, load_config, load_config_stream
 from ..exceptions import MemconfigError
 from . import render, sources, validate
 
@@ -21,6 +25,9 @@ __all__ = ["main", "run"]
 #: The commands, in the order ``--help`` lists them; each module has ``HELP`` and ``run(config, args)``.
 COMMANDS = {"render": render, "validate": validate, "sources": sources}
 _LOGGED = ("render", "sources")  # the commands that read sources, and so write a load log
+STDIN = "-"
+#: The exit code when stdout is a pipe whose reader went away: 128 + SIGPIPE, as a shell shows it.
+BROKEN_PIPE = 141
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -32,7 +39,9 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, module in COMMANDS.items():
         sub = commands.add_parser(name, help=module.HELP, description=module.HELP)
-        sub.add_argument("-c", "--config", required=True, metavar="FILE", help="the YAML config file")
+        sub.add_argument(
+            "-c", "--config", required=True, metavar="FILE", help="the YAML config file ('-': standard input)"
+        )
         if hasattr(module, "add_arguments"):
             module.add_arguments(sub)
         if name in _LOGGED:
@@ -46,23 +55,48 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.config == STDIN and getattr(args, "system_file", None) == STDIN:
+        parser.error("-c - and --system-file - cannot both read standard input")
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(encoding="utf-8")
     try:
-        config = load_config(args.config)
-        exit_code: int = COMMANDS[args.command].run(config, args)
-        return exit_code
-    except MemconfigError as exc:
-        print(f"memconfig: error: {exc.format_message()}", file=sys.stderr)
-        return exc.exit_code
+        try:
+            exit_code: int = COMMANDS[args.command].run(_load(args.config), args)
+            return exit_code
+        except MemconfigError as exc:
+            print(f"memconfig: error: {exc.format_message()}", file=sys.stderr)
+            return exc.exit_code
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
-        # The reader went away (``memconfig render ... | head``): stop quietly, like other tools.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+        # The reader went away (``memconfig render ... | head -c1``): stop quietly, as other tools do.
+        _silence()
+        return BROKEN_PIPE
+
+
+def _load(name: str) -> Config:
+    """The config named on the command line; ``-`` is standard input (relative paths: the current folder)."""
+    if name == STDIN:
+        return load_config_stream(sys.stdin.buffer, file="<stdin>")
+    return load_config(name)
+
+
+def _silence() -> None:
+    """Point stdout and stderr at the null device, so flushing them at exit raises nothing more.
+
+    Python's advice for ``BrokenPipeError``: without this, the interpreter
+    prints "Exception ignored … BrokenPipeError" as it shuts down.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):  # not a real file (a test's capture): nothing to do
+                os.dup2(devnull, stream.fileno())
+    finally:
+        os.close(devnull)
 
 
 def run() -> None:

@@ -12,5 +12,5 @@ HELP = "check the config; list every problem"
 
 
 def run(config: Config, args: argparse.Namespace) -> int:
-    print(f"{args.config}: ok ({len(config.sources)} sources)")
+    print(f"{config.file or args.config}: ok ({len(config.sources)} sources)")
     return 0

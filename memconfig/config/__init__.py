@@ -8,11 +8,14 @@ then check what needs the disk (:mod:`.checks`: template and credentials files,
 installed protocols) and repeated sources. Those checks run even when
 validation failed, so every problem found is reported at once, each with its
 key path (:mod:`.problems`). :mod:`.loading` ties it together as
-:func:`load_config`.
+:func:`load_config` (and :func:`load_config_stream`, for standard input).
+Every step is bounded (:mod:`.limits`): size, nesting depth, and how far
+YAML aliases may expand.
 """
 
 from .interpolation import expand_vars
-from .loading import load_config
+from .limits import MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH, MAX_CONFIG_NODES, MAX_CONFIG_TEXT
+from .loading import load_config, load_config_stream
 from .schema import (
     AppenderConfig,
     CacheConfig,
@@ -24,6 +27,10 @@ from .schema import (
 )
 
 __all__ = [
+    "MAX_CONFIG_BYTES",
+    "MAX_CONFIG_DEPTH",
+    "MAX_CONFIG_NODES",
+    "MAX_CONFIG_TEXT",
     "AppenderConfig",
     "CacheConfig",
     "Config",
@@ -33,4 +40,5 @@ __all__ = [
     "SourceConfig",
     "expand_vars",
     "load_config",
+    "load_config_stream",
 ]

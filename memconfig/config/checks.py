@@ -21,11 +21,12 @@ from ..format.presets import MEMORY_SLOT
 from ..format.templates import Template, TemplateError
 from ..sources.options import merge_options
 from ..sources.redact import redact_url
-from ..sources.urls import protocol_problem
+from ..sources.urls import protocol_problem, url_problem
 from .expansion import expand_tree
+from .limits import MAX_CONFIG_BYTES
 from .safe_yaml import safe_load, yaml_message
 
-__all__ = ["ON_DISK", "check_on_disk", "read_text", "resolve", "with_environment"]
+__all__ = ["ON_DISK", "check_on_disk", "decode_text", "read_text", "resolve", "with_environment"]
 
 #: What :func:`check_on_disk` reads of a config.
 ON_DISK = {"base_dir", "credentials_file", "sources", "formatter"}
@@ -118,25 +119,52 @@ def check_on_disk(
                 problems.append(Problem(f"sources[{i}].credentials", "no credentials_file is set"))
             elif table_ok and credentials not in table:
                 problems.append(Problem(f"sources[{i}].credentials", f"no entry {credentials!r} in credentials_file"))
-        problem = protocol_problem(written)
+        problem = url_problem(written) or protocol_problem(written)
         if problem:
             problems.append(Problem(f"sources[{i}].{key}", problem))
     return template_text, table
 
 
 def read_text(path: Path, key: str, problems: list[Problem]) -> str | None:
-    """The UTF-8 text of *path*, or ``None`` with the reason added to *problems* at *key*."""
+    """The UTF-8 text of *path*, or ``None`` with the reason added to *problems* at *key*.
+
+    At most :data:`~memconfig.config.limits.MAX_CONFIG_BYTES` + 1 bytes are
+    read, so a huge file (or ``/dev/zero``) is refused at once. A pipe given
+    explicitly (``-c <(…)``) is read to its end.
+    """
     try:
-        return path.read_text(encoding="utf-8")
+        with open(path, "rb") as file:
+            data = file.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         problems.append(Problem(key, f"file not found: {path}"))
     except IsADirectoryError:
         problems.append(Problem(key, f"is a directory: {path}"))
-    except UnicodeDecodeError as exc:
-        problems.append(Problem(key, f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})"))
     except OSError as exc:
         problems.append(Problem(key, f"cannot read {path}: {exc.strerror or exc}"))
+    else:
+        try:
+            return decode_text(data)
+        except ValueError as exc:
+            problems.append(Problem(key, f"{path} {exc}" if key else f"the file {exc}"))  # no key: it is the config
     return None
+
+
+def decode_text(data: bytes) -> str:
+    """*data* (read with a bound of :data:`~memconfig.config.limits.MAX_CONFIG_BYTES` + 1) as UTF-8 text.
+
+    Raises:
+        ValueError: it is over the bound, or not UTF-8 (the message gives the line and column).
+    """
+    if len(data) > MAX_CONFIG_BYTES:
+        limit = f"{MAX_CONFIG_BYTES >> 20} MiB"
+        raise ValueError(f"is larger than the limit of {limit} (memconfig.config.MAX_CONFIG_BYTES)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = len(data[data.rfind(b"\n", 0, exc.start) + 1 : exc.start].decode("utf-8", "replace")) + 1
+        where = f"line {line}, column {column}, byte {exc.start}"
+        raise ValueError(f"is not UTF-8 text ({exc.reason} at {where})") from None
 
 
 def _read_credentials(path: Path, problems: list[Problem]) -> dict[str, dict[str, Any]]:
@@ -153,6 +181,6 @@ def _read_credentials(path: Path, problems: list[Problem]) -> dict[str, dict[str
         return {}
     # Interpolation problems here name the entry, never its value.
     found: list[Problem] = []
-    table = expand_tree(data, "", found, secret=True)
+    table = expand_tree(data, "", found)
     problems += [Problem(f"credentials_file: {p.path}", p.message) for p in found]
     return {str(k): v for k, v in table.items()}

@@ -1,9 +1,9 @@
 """``${VAR}`` expanded over a whole config tree, each problem reported at its key path.
 
 Kept apart from :mod:`memconfig.config.interpolation`, which expands one
-string and is imported by :mod:`memconfig.sources`: this module needs
-:mod:`memconfig.sources.redact` (to keep secrets out of its messages), and
-putting it there would make the two packages import each other.
+string and is imported by :mod:`memconfig.sources`: this module walks the
+config as plain data, so it also bounds its depth (a mapping built in Python
+may nest without end, or hold itself).
 """
 
 from __future__ import annotations
@@ -13,52 +13,52 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..exceptions import Problem
-from ..sources.redact import is_secret_key
 from .interpolation import UnsetVariableError, expand_vars
+from .limits import MAX_CONFIG_DEPTH
 from .safe_yaml import Key
 
 __all__ = ["expand_tree"]
 
 # Keys whose strings keep ${VAR} as written (they are expanded when used).
 _KEEP_AS_WRITTEN = re.compile(r"^sources\[\d+\]\.(url|glob)$|^sources\[\d+\]$")
-# Where storage options sit: there, a value under a secret-looking name is a secret.
-_OPTIONS = re.compile(r"^(storage|sources\[\d+\]\.storage_options)\.")
-_UNSET_IN_SECRET = (
-    "references an environment variable that is not set (its name is not shown, as it may be part of the secret;"
-    " write ${NAME:-default}, or $$ for a literal $)"
-)
 
 
-def expand_tree(value: Any, path: str, problems: list[Problem], secret: bool = False) -> Any:
+def expand_tree(value: Any, path: str, problems: list[Problem], depth: int = 0) -> Any:
     """*value* with ``${VAR}`` expanded in its strings; each problem is added to *problems* at its key path.
 
-    A mapping key that is not a string (YAML reads an unquoted ``on`` as
-    ``True`` and ``1`` as a number) is a problem, and is left out. Under a
-    secret (*secret*, or a storage option with a secret-looking name) a problem
-    never quotes the value, nor a variable name that may be part of it.
+    An unset variable is named, secret or not: a variable's name is not a
+    secret, its value is (and a value is never quoted). A malformed ``${`` is
+    not quoted either, since it may be part of a password. A mapping key that
+    is not a string (YAML reads an unquoted ``on`` as ``True`` and ``1`` as a
+    number) is a problem, and is left out; so is anything nested deeper than
+    :data:`~memconfig.config.limits.MAX_CONFIG_DEPTH`.
     """
     if isinstance(value, str):
         if _KEEP_AS_WRITTEN.match(path):
             return value
         try:
             return expand_vars(value)
-        except UnsetVariableError as exc:
-            named = not secret or value.strip() == f"${{{exc.name}}}"
-            problems.append(Problem(path, str(exc) if named else _UNSET_IN_SECRET))
-        except ValueError as exc:
+        except (UnsetVariableError, ValueError) as exc:
             problems.append(Problem(path, str(exc)))
         return value
-    if isinstance(value, Mapping):
-        out = {}
-        for key, item in value.items():
-            where = f"{path}.{key}" if path else str(key)
-            if isinstance(key, str):
-                below = secret or (is_secret_key(key) and _OPTIONS.match(where) is not None)
-                out[key] = expand_tree(item, where, problems, below)
-            else:
-                hint = f' (quote it: "{key.text}")' if isinstance(key, Key) and key.text else ""
-                problems.append(Problem(where, f"keys must be strings{hint}"))
-        return out
+    if not isinstance(value, Mapping | list):
+        return value
+    if depth >= MAX_CONFIG_DEPTH:
+        where = path or "(top level)"
+        problems.append(
+            Problem(
+                where, f"nested deeper than the limit of {MAX_CONFIG_DEPTH} levels (memconfig.config.MAX_CONFIG_DEPTH)"
+            )
+        )
+        return None
     if isinstance(value, list):
-        return [expand_tree(v, f"{path}[{i}]", problems, secret) for i, v in enumerate(value)]
-    return value
+        return [expand_tree(v, f"{path}[{i}]", problems, depth + 1) for i, v in enumerate(value)]
+    out = {}
+    for key, item in value.items():
+        where = f"{path}.{key}" if path else str(key)
+        if isinstance(key, str):
+            out[key] = expand_tree(item, where, problems, depth + 1)
+        else:
+            hint = f' (quote it: "{key.text}")' if isinstance(key, Key) and key.text else ""
+            problems.append(Problem(where, f"keys must be strings{hint}"))
+    return out

@@ -14,16 +14,29 @@ import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
+from urllib.parse import urlsplit
 
 import fsspec
 from fsspec.core import split_protocol
 
 from ..config.interpolation import expand_vars
+from .redact import redact_url
 
 if TYPE_CHECKING:
     from ..config import Config
 
-__all__ = ["EXTRAS", "IN_PROCESS", "LOCAL", "Part", "absolute", "chain", "match_key", "protocol_problem", "resolve_url"]
+__all__ = [
+    "EXTRAS",
+    "IN_PROCESS",
+    "LOCAL",
+    "Part",
+    "absolute",
+    "chain",
+    "match_key",
+    "protocol_problem",
+    "resolve_url",
+    "url_problem",
+]
 
 #: Which memconfig extra brings a protocol's filesystem.
 EXTRAS: Mapping[str, str] = {
@@ -36,6 +49,12 @@ EXTRAS: Mapping[str, str] = {
 LOCAL = frozenset({"file", "local"})
 IN_PROCESS = frozenset({None, "file", "local", "memory"})
 _MAGIC = re.compile(r"[*?\[]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# Protocols whose URLs name a host (and maybe a port) after "//".
+_HOSTED = frozenset({"http", "https", "ftp", "sftp", "ssh", "smb", "webdav", "webhdfs"})
+_BRACKETED_HOST = re.compile(
+    r"(?P<protocol>[A-Za-z][A-Za-z0-9+.-]*)://(?:[^/@\[\]]*@)?\[(?P<address>[^\]/]*)(?P<closed>\]?)"
+)
 _WORD = re.compile(r"[a-z]+")
 
 
@@ -150,6 +169,48 @@ def protocol_problem(written: str) -> str | None:
             return f"the {protocol}:// filesystem is not installed ({hint})"
         except ValueError:
             return f"unknown protocol {protocol!r}; is its fsspec package installed?"
+    return None
+
+
+def url_problem(written: str) -> str | None:
+    """Why a source's location is not a usable URL or path, or ``None``: control characters, a bad host or port.
+
+    Checked as written and as expanded; the message quotes neither, since
+    either may hold a secret (user-info, a token in the path, a variable's value).
+    """
+    try:
+        expanded = expand_vars(written)
+    except ValueError:
+        expanded = written  # an unset variable is reported by the config's own validation
+    for text in (written, expanded):
+        found = _CONTROL.search(text)
+        if found is not None:
+            return f"contains a control character (U+{ord(found[0]):04X}) at character {found.start() + 1}"
+    # User-info masked as sources mask it (a password may hold "/" or "@"): what is left is host and port.
+    expanded = redact_url(expanded)
+    for bracket in _BRACKETED_HOST.finditer(expanded):
+        if bracket["protocol"].lower() in _HOSTED and not bracket["closed"]:
+            return f"the IPv6 host of this {bracket['protocol']}:// URL has no closing ']'"
+        if "::" in bracket["address"]:
+            return (
+                "an IPv6 address written with '::' cannot be used: '::' chains URLs here (as in fsspec);"
+                " write every group, e.g. [0:0:0:0:0:0:0:1] for [::1]"
+            )
+    for part in chain(expanded):
+        if part.protocol not in _HOSTED or not part.text.lower().startswith(f"{part.protocol}://"):
+            continue
+        try:
+            parts = urlsplit(part.text)
+        except ValueError:  # urllib says only "Invalid IPv6 URL"
+            return f"the host of this {part.protocol}:// URL is malformed (an IPv6 address is written in [brackets])"
+        if not parts.hostname:
+            return f"this {part.protocol}:// URL has no host"
+        try:
+            port = parts.port
+        except ValueError:
+            port = 0
+        if port == 0:
+            return f"the port of this {part.protocol}:// URL is not a number from 1 to 65535"
     return None
 
 

@@ -1,0 +1,26 @@
+"""How much config memconfig reads: bounds that make a hostile or broken config fail fast, in little memory.
+
+A config often comes from a repository someone else controls, and it is read
+on the path of every model call: 50 MB of text, a "billion laughs" alias bomb
+or ten thousand nested brackets must be refused in well under a second, not
+hang or end in a ``RecursionError``. Each bound is far above what a real
+config needs, and each error message names the constant that set it.
+"""
+
+from __future__ import annotations
+
+__all__ = ["MAX_CONFIG_BYTES", "MAX_CONFIG_DEPTH", "MAX_CONFIG_NODES", "MAX_CONFIG_TEXT"]
+
+#: The largest config (or ``credentials_file``, or ``formatter.template_file``) read, in bytes.
+#: No more than this + 1 bytes is ever read, so even ``/dev/zero`` is refused at once.
+MAX_CONFIG_BYTES = 1 << 20
+
+#: How deeply mappings and lists may nest (a real config nests fewer than ten levels).
+MAX_CONFIG_DEPTH = 64
+
+#: How many values (scalars, lists, mappings) a config may hold once YAML aliases are expanded.
+#: Anchors and aliases stay usable for sharing storage options; an alias bomb is refused while it is read.
+MAX_CONFIG_NODES = 100_000
+
+#: How many characters a config's strings may hold in all once YAML aliases are expanded.
+MAX_CONFIG_TEXT = 8 << 20
