@@ -89,7 +89,8 @@ class Merge:
             if result.fatal:
                 self.fatal.add(source.key)
                 self.failures.append(Failure(result.source.key, result.reason or SkipReason.ERROR, result.detail))
-        if source.required and not kept and source.key not in self.fatal:  # a fatal failure is listed already
+        repeat = bool(group) and all(r.reason == SkipReason.DUPLICATE for r in group)  # its file is in, once
+        if source.required and not kept and not repeat and source.key not in self.fatal:  # fatal: listed already
             first = group[0] if group else None
             reason = (first.reason or SkipReason.ERROR) if first else SkipReason.NOT_FOUND
             self.failures.append(Failure(source.key, reason, first.detail if first else ""))

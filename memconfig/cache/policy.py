@@ -40,6 +40,7 @@ from ..stages import Loader, LoadRequest, LoadResult, LocalCheck, Snapshot
 from .flights import Flights
 from .merge import STALE_REASONS, Merge, Pass, sha
 from .meta import META_VERSION, Meta, MetaEntry, OutRecord, digest, entry, is_current, make_meta
+from .repeats import mark_repeats
 from .store import LatestCopies
 
 if TYPE_CHECKING:
@@ -141,7 +142,7 @@ class PolicyCache:
                         raise  # this render itself was cancelled
                     retry.append(todo[i])
             todo = retry
-        return self._merge(state, work, results)
+        return self._merge(state, work, mark_repeats(results))
 
     # -- planning -------------------------------------------------------------
 

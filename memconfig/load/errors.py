@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
+import email.utils
 import errno
 
 from ..failures import SkipReason
+from ..sources.hosts import HostNotAllowed
 
-__all__ = ["classify"]
+__all__ = ["classify", "retry_after"]
 
 _TRANSIENT_ERRNOS = frozenset(
     {
@@ -45,12 +48,25 @@ _S3_TRANSIENT = frozenset(
 )
 # A body that ended before its length (aiohttp, botocore, urllib3): the connection broke mid-read.
 _CUT_SHORT = frozenset({"ClientPayloadError", "ResponseStreamingError", "IncompleteRead"})
+# botocore's own timeouts (connect_timeout, read_timeout), which are not TimeoutErrors.
+_TIMEOUTS = frozenset({"ConnectTimeoutError", "ReadTimeoutError"})
 
 
 def classify(exc: BaseException) -> tuple[SkipReason, str, bool]:
-    """(reason, detail, transient) for an exception from fsspec or its backends."""
-    if isinstance(exc, asyncio.TimeoutError | TimeoutError):
-        return SkipReason.TIMEOUT, "timed out", True
+    """(reason, detail, transient) for an exception from fsspec or its backends.
+
+    A timeout is not transient: it has already cost the source its whole
+    ``timeout``, and trying again would cost as much again.
+    """
+    if isinstance(exc, asyncio.TimeoutError | TimeoutError) or type(exc).__name__ in _TIMEOUTS:
+        return SkipReason.TIMEOUT, "timed out", False
+    if isinstance(exc, HostNotAllowed):  # the source's own host was allowed: a redirect led here
+        return SkipReason.HOST_NOT_ALLOWED, f"redirected to host {exc.host!r}, not in loader.allowed_hosts", False
+    name = type(exc).__name__
+    if name == "TooManyRedirects":  # aiohttp, after max_redirects (10) hops
+        return SkipReason.REMOTE_ERROR, f"too many redirects ({len(getattr(exc, 'history', ()))})", False
+    if "Redirect" in name:  # to a URL that is not one, or not HTTP(S); never shown: it may hold a token
+        return SkipReason.REMOTE_ERROR, "redirected to a location that is not an HTTP(S) URL", False
     status = getattr(exc, "status", None)
     if isinstance(status, int):  # aiohttp.ClientResponseError
         text = f"HTTP {status} {getattr(exc, 'message', '')}".strip()
@@ -67,6 +83,13 @@ def classify(exc: BaseException) -> tuple[SkipReason, str, bool]:
             return SkipReason.PERMISSION_DENIED, f"S3 {code}", False
         return SkipReason.REMOTE_ERROR, f"S3 {code}", code in _S3_TRANSIENT
     if isinstance(exc, FileNotFoundError):
+        # fsspec's HTTP info() raises FileNotFoundError *from* whatever went wrong, a refused
+        # connection included (a zip over HTTP opens its file that way): the cause says what.
+        cause = exc.__cause__
+        if cause is not None and cause is not exc:
+            found = classify(cause)
+            if found[0] != SkipReason.ERROR:
+                return found
         return SkipReason.NOT_FOUND, "no such file", False
     if isinstance(exc, KeyError) and type(exc).__name__ == "NotFoundError":  # pygit2: no such ref or commit
         return SkipReason.NOT_FOUND, f"no such git ref {exc}", False
@@ -74,7 +97,10 @@ def classify(exc: BaseException) -> tuple[SkipReason, str, bool]:
         return SkipReason.IS_DIRECTORY, "is a directory", False
     if isinstance(exc, PermissionError):
         return SkipReason.PERMISSION_DENIED, "permission denied", False
-    name = type(exc).__name__
+    if isinstance(exc, OSError) and exc.errno == errno.ELOOP:
+        return SkipReason.SYMLINK_LOOP, "too many levels of symbolic links", False
+    if isinstance(exc, OSError) and exc.errno == errno.ENXIO:  # a socket (or a device with nothing behind it)
+        return SkipReason.NOT_REGULAR_FILE, "no such device or address: not a regular file", False
     if isinstance(exc, ConnectionError) or "Connect" in name or "ServerDisconnected" in name or name in _CUT_SHORT:
         return SkipReason.REMOTE_ERROR, f"{name}: {exc}", True
     if isinstance(exc, OSError) and exc.errno in _TRANSIENT_ERRNOS:
@@ -90,3 +116,31 @@ def _s3_code(exc: BaseException) -> str | None:
             if code:
                 return str(code)
     return None
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """The seconds a ``Retry-After`` answer asks to wait (delta-seconds or an HTTP-date), or ``None``.
+
+    From an aiohttp ``ClientResponseError``'s headers, or from the HTTP headers
+    botocore keeps in a ``ClientError``'s response. A date in the past is 0.
+    """
+    headers = getattr(exc, "headers", None)
+    if headers is None:
+        response = getattr(exc, "response", None)
+        if isinstance(response, dict):
+            headers = response.get("ResponseMetadata", {}).get("HTTPHeaders")
+    if not headers:
+        return None
+    value = headers.get("Retry-After") or headers.get("retry-after")
+    if not value:
+        return None
+    value = str(value).strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.UTC)
+    return max(0.0, (when - datetime.datetime.now(datetime.UTC)).total_seconds())

@@ -33,9 +33,10 @@ from ..drive import Flow, run
 from ..expand import EXPANDERS, Expander
 from ..failures import SkipReason
 from ..stages import LoadRequest, LoadResult, LocalCheck
-from .errors import classify
+from .confinement import Confinement
+from .errors import classify, retry_after
 from .fingerprints import fingerprint, local_fingerprint, local_version
-from .reads import answers_with_info, is_http, read_async, read_fd
+from .reads import answers_with_info, is_http, is_s3, read_async, read_fd, s3_info
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -61,6 +62,8 @@ class ReadSettings:
     on_decode_error: str = "skip"
     max_bytes: int = 1 << 20
     blank: str = "strip-whitespace"
+    allowed: str = ""
+    """What confinement allows (:attr:`Confinement.token`)."""
 
 
 class _Skip(Exception):
@@ -88,6 +91,7 @@ class FsspecLoader:
         fingerprints: also fingerprint remote sources on a cold read, for policies
             that revalidate.
         expanders: the expanders by name, for sources that have one.
+        confinement: the folders, protocols and hosts sources may reach (``None``: anything).
     """
 
     def __init__(
@@ -102,8 +106,12 @@ class FsspecLoader:
         blank_token: str = "strip-whitespace",
         fingerprints: bool = False,
         expanders: Mapping[str, Expander] = EXPANDERS,
+        confinement: Confinement | None = None,
     ) -> None:
-        self.settings = ReadSettings(encoding, on_decode_error, max_bytes, blank_token)
+        allowed = confinement.token if confinement is not None else ""
+        self.settings = ReadSettings(encoding, on_decode_error, max_bytes, blank_token, allowed)
+        self.confinement = confinement
+        self.roots = confinement.roots if confinement is not None else None
         self.concurrency = concurrency
         self.backoff = backoff
         self.is_blank = is_blank
@@ -126,6 +134,7 @@ class FsspecLoader:
             is_blank=is_blank,
             blank_token=blank_token,
             fingerprints=config.cache.policy != "once",
+            confinement=Confinement.from_config(config),
         )
 
     @property
@@ -199,6 +208,9 @@ class FsspecLoader:
         source = request.source
         started = time.perf_counter()
         try:
+            refused = self.confinement.refusal(source) if self.confinement is not None else None
+            if refused is not None:
+                return [_skipped(source, *refused, started)]
             if source.expander is not None:
                 children = self.expanders[source.expander].expand(source)
                 results = [self._read_inline(_child(request, c))[0] for c in children]
@@ -216,24 +228,64 @@ class FsspecLoader:
 
     def _read_local(self, request: LoadRequest, path: str, started: float) -> LoadResult:
         # os-level calls: for small files the Python file object costs more than the read.
-        limit = self.settings.max_bytes
+        source = request.source
         try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            if self.roots is not None and not self.roots.holds(os.path.realpath(path)):
+                return self._outside(source, path, started)
+            info = os.stat(path)
+            if not stat.S_ISREG(info.st_mode):  # a FIFO or a device is never opened: it could block, or never end
+                return _not_regular(source, info, started)
+            # O_NONBLOCK: should the path have become a FIFO since, opening it does not wait for a writer.
+            fd = os.open(path, _OPEN_FLAGS)
             try:
                 info = os.fstat(fd)
+                if not stat.S_ISREG(info.st_mode):
+                    return _not_regular(source, info, started)
+                if self.roots is not None and not self.roots.holds(_opened_path(fd, path)):
+                    return self._outside(source, path, started)  # swapped for a link outside meanwhile
                 known = local_fingerprint(info)
                 if known == request.fingerprint:
                     return _unchanged(request, known, started)
-                # What the file holds (not a max_bytes buffer), and more if it grew meanwhile.
-                want = min(info.st_size, limit) + 1
-                data = os.read(fd, want)
-                if len(data) == want <= limit:  # it grew while being read: read on, up to the limit
-                    data += read_fd(fd, limit + 1 - want, limit + 1 - want)
+                data, info = self._read_steady(fd, info)
             finally:
                 os.close(fd)
+        except _Skip as skip:
+            return _skipped(source, skip.reason, skip.detail, started)
         except Exception as exc:
-            return self._failure(request.source, exc, started)
-        return self._finish(request, data, known, started)
+            return self._failure(source, exc, started)
+        return self._finish(request, data, local_fingerprint(info), started)
+
+    def _outside(self, source: Source, path: str, started: float) -> LoadResult:
+        assert self.confinement is not None
+        try:
+            known = local_fingerprint(os.stat(path))  # lets a revalidation see it is still the same file
+        except OSError:
+            known = None
+        detail = source.redact(self.confinement.outside(path))
+        return _skipped(source, SkipReason.OUTSIDE_ROOT, detail, started, fingerprint=known)
+
+    def _read_steady(self, fd: int, info: os.stat_result) -> tuple[bytes, os.stat_result]:
+        """The bytes of an open regular file, read again if it changed while being read.
+
+        A file rewritten in place (not replaced) mid-read would give a mix of two
+        versions, or a truncated one: a read counts only if the file's size and
+        modification time are the same after it as before, and it gave that size.
+        """
+        limit = self.settings.max_bytes
+        for _ in range(_STEADY_ATTEMPTS):
+            # What the file holds (not a max_bytes buffer), and more if it grew meanwhile.
+            want = min(info.st_size, limit) + 1
+            data = os.pread(fd, want, 0)
+            if len(data) == want <= limit:  # it grew while being read: read on, up to the limit
+                data += read_fd(fd, limit + 1 - want, limit + 1 - want, offset=want)
+            after = os.fstat(fd)
+            # (A file of size 0 may still hold text: /proc and /sys give their size as 0.)
+            if (after.st_size, after.st_mtime_ns) == (info.st_size, info.st_mtime_ns) and (
+                len(data) == info.st_size or len(data) > limit or info.st_size == 0
+            ):
+                return data, info
+            info = after
+        raise _Skip(SkipReason.CHANGED_DURING_READ, f"still changing after {_STEADY_ATTEMPTS} reads")
 
     # -- remote (everything else), on fsspec's I/O loop -----------------------
 
@@ -257,6 +309,9 @@ class FsspecLoader:
         source = request.source
         started = time.perf_counter()
         try:
+            refused = self.confinement.refusal(source) if self.confinement is not None else None
+            if refused is not None:
+                return [_skipped(source, *refused, started)]
             if source.expander is not None:
                 expander = self.expanders[source.expander]
                 children = await self._retrying(source, lambda: self._in_thread(expander.expand, source))
@@ -290,16 +345,28 @@ class FsspecLoader:
         return self._finish(request, data, known, started)
 
     async def _info(self, request: LoadRequest, fs: Any, path: str, native: bool) -> str | None:
-        """The fingerprint fsspec's ``info()`` gives *path*, or ``None`` (the read then reports any real error)."""
+        """The fingerprint fsspec's ``info()`` gives *path*, or ``None`` (the read then reports any real error).
+
+        A declared S3 source asks with one ``HEAD`` tried once (:func:`s3_info`):
+        s3fs's ``info()`` would retry it, unlogged. A child of a glob is in the
+        listing made this pass, which s3fs's ``info()`` answers from.
+        """
         try:
-            if request.source.parent is None:  # a child is in the listing made this pass
+            if request.source.parent is None:
+                if native and is_s3(fs):
+                    return fingerprint(await s3_info(fs, path))
                 fs.invalidate_cache(path)  # s3fs answers info() from cached listings
             return fingerprint(await fs._info(path) if native else await self._in_thread(fs.info, path))
         except Exception:
             return None
 
     async def _retrying(self, source: Source, attempt: Callable[[], Awaitable[Any]]) -> Any:
-        """Run *attempt* under the source's timeout, retrying transient failures with backoff and jitter."""
+        """Run *attempt* under the source's timeout, retrying transient failures with backoff and jitter.
+
+        Each retry is logged (``source_retried``). A server's ``Retry-After``
+        is the delay, capped at the source's timeout (the event's detail says
+        so), so a source costs at most about its timeout times its attempts.
+        """
         for tries in range(source.retries + 1):
             try:
                 return await asyncio.wait_for(attempt(), source.timeout)
@@ -310,6 +377,11 @@ class FsspecLoader:
                 if tries >= source.retries or not transient:
                     raise
                 delay = self.backoff * 2**tries * random.uniform(0.5, 1.0)
+                asked = retry_after(exc)
+                if asked is not None:
+                    delay = min(asked, source.timeout)
+                    capped = f", capped at the source's timeout ({source.timeout:g} s)" if asked > delay else ""
+                    detail = f"{detail}; Retry-After {round(asked, 1):g} s{capped}"
                 events.source_retried(source, tries + 1, reason, source.redact(detail), delay)
                 await asyncio.sleep(delay)
         raise AssertionError("unreachable")
@@ -338,6 +410,9 @@ class FsspecLoader:
                 if settings.on_decode_error != "replace":
                     raise _Skip(SkipReason.DECODE_ERROR, detail, fatal=settings.on_decode_error == "fail") from None
                 text = data.decode(settings.encoding, errors="replace")
+            nul = text.find("\0")
+            if nul >= 0:  # decoded first: in UTF-16 text, NUL bytes are just high bytes
+                raise _Skip(SkipReason.BINARY, f"holds a NUL character (at character {nul}): not text")
             if self.is_blank(text):
                 raise _Skip(SkipReason.EMPTY, "nothing left once comments and whitespace are removed")
         except _Skip as skip:  # the fingerprint lets a cache see next time that the file has not changed
@@ -375,6 +450,34 @@ def _is_directory(source: Source, exc: BaseException) -> bool:
         return bool(fs.isdir(path))
     except Exception:
         return False
+
+
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+_STEADY_ATTEMPTS = 3
+_KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFDIR: "a directory",
+}
+
+
+def _not_regular(source: Source, info: os.stat_result, started: float) -> LoadResult:
+    """A path that is not a regular file; its fingerprint lets a revalidation see it is still the same."""
+    kind = _KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file")
+    if stat.S_ISDIR(info.st_mode):
+        return _skipped(source, SkipReason.IS_DIRECTORY, "is a directory", started)
+    detail = f"is {kind}, not a regular file"
+    return _skipped(source, SkipReason.NOT_REGULAR_FILE, detail, started, fingerprint=local_fingerprint(info))
+
+
+def _opened_path(fd: int, path: str) -> str:
+    """The resolved path of the file open as *fd* (Linux: from ``/proc``, immune to a swapped symlink)."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return os.path.realpath(path)
 
 
 def _child(request: LoadRequest, child: Source) -> LoadRequest:

@@ -6,7 +6,7 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-__all__ = ["is_http", "is_s3", "read_async", "read_fd"]
+__all__ = ["call_s3", "is_http", "is_s3", "read_async", "read_fd", "s3_info"]
 
 
 async def read_async(fs: Any, path: str, limit: int, *, for_fingerprint: bool) -> tuple[bytes, dict[str, Any] | None]:
@@ -39,7 +39,7 @@ async def read_async(fs: Any, path: str, limit: int, *, for_fingerprint: bool) -
         # ETag and LastModified, which the streamed file drops. s3fs adds its request options.
         bucket, key, version = fs.split_path(path)
         pinned = {"VersionId": version} if version else {}
-        response = await fs._call_s3("get_object", Bucket=bucket, Key=key, **pinned)
+        response = await call_s3(fs, "get_object", Bucket=bucket, Key=key, **pinned)
         body = response["Body"]
         try:
             data = await _read_upto(body.read, limit)
@@ -56,6 +56,27 @@ async def read_async(fs: Any, path: str, limit: int, *, for_fingerprint: bool) -
         return await _read_upto(stream.read, limit), None
     finally:
         await stream.close()
+
+
+async def call_s3(fs: Any, method: str, **kwargs: Any) -> Any:
+    """One S3 request, sent as s3fs's ``_call_s3`` sends it but tried once.
+
+    s3fs tries a request up to five times (throttling, a dropped connection),
+    with sleeps and no trace in memconfig's log; the loader retries instead,
+    and logs each retry (``source_retried``).
+    """
+    await fs.set_session()
+    client = await fs.get_s3(kwargs.get("Bucket"))
+    call = getattr(client, method)
+    return await call(**fs._get_s3_method_kwargs(call, **kwargs))
+
+
+async def s3_info(fs: Any, path: str) -> dict[str, Any]:
+    """What s3fs's ``info()`` gives for an object (ETag, LastModified, size), from one ``HEAD`` tried once."""
+    bucket, key, version = fs.split_path(path)
+    pinned = {"VersionId": version} if version else {}
+    head = await call_s3(fs, "head_object", Bucket=bucket, Key=key, **pinned)
+    return {"ETag": head.get("ETag"), "LastModified": head.get("LastModified"), "size": head.get("ContentLength")}
 
 
 def _http_info(headers: Any) -> dict[str, Any]:
@@ -81,13 +102,13 @@ async def _read_upto(read: Callable[[int], Awaitable[bytes]], limit: int) -> byt
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-def read_fd(fd: int, want: int, limit: int) -> bytes:
-    """Read up to *limit* bytes, asking for *want* first; stops at end of file."""
+def read_fd(fd: int, want: int, limit: int, offset: int = 0) -> bytes:
+    """Read up to *limit* bytes from *offset* on, asking for *want* first; stops at end of file."""
     chunks = []
     got = 0
     while got < limit:
         asked = want - got if got < want else limit - got
-        chunk = os.read(fd, asked)
+        chunk = os.pread(fd, asked, offset + got)
         chunks.append(chunk)
         got += len(chunk)
         if len(chunk) < asked:  # a short read of a regular file is its end

@@ -1,0 +1,146 @@
+"""Confinement: which folders, protocols and hosts a config's sources may reach.
+
+A config often comes from a repository someone else controls; ``loader.allowed_roots``,
+``allowed_protocols`` and ``allowed_hosts`` say what it may read. The checks run where
+the reads happen (symlinks are resolved at read time, not when the config is loaded),
+and a refusal is a skip with its reason, like any other source that cannot go in.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+import fsspec
+
+from ..failures import SkipReason
+from ..sources.urls import LOCAL, chain
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..sources import Source
+
+__all__ = ["Confinement", "Roots", "host_allowed"]
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+class Roots:
+    """The folders local files must lie in, symlinks resolved."""
+
+    __slots__ = ("_prefixes", "folders")
+
+    def __init__(self, folders: Iterable[str]) -> None:
+        self.folders = tuple(os.path.realpath(os.path.expanduser(f)) for f in folders)
+        self._prefixes = tuple(f if f.endswith(os.sep) else f + os.sep for f in self.folders)
+
+    def __repr__(self) -> str:
+        return f"Roots({list(self.folders)!r})"
+
+    def holds(self, real: str) -> bool:
+        """Whether the resolved path *real* is one of the folders or lies inside one."""
+        return real in self.folders or real.startswith(self._prefixes)
+
+
+class Confinement:
+    """What a source may reach; :meth:`refusal` says why one may not.
+
+    Args:
+        roots: local files must resolve inside these folders (``None``: anywhere).
+        protocols: the protocols every link of a source's URL must use (``None``: any);
+            an fsspec alias counts as its filesystem's protocol (``local`` is ``file``).
+        hosts: the hosts HTTP sources may reach (``None``: any); ``*.example.com``
+            matches its subdomains, ``host:port`` one port.
+    """
+
+    def __init__(
+        self,
+        roots: Sequence[str] | None = None,
+        protocols: Sequence[str] | None = None,
+        hosts: Sequence[str] | None = None,
+    ) -> None:
+        self.roots = Roots(roots) if roots is not None else None
+        self.protocols = frozenset(protocols) if protocols is not None else None
+        self.hosts = tuple(h.lower() for h in hosts) if hosts is not None else None
+
+    @classmethod
+    def from_config(cls, config: Config) -> Confinement | None:
+        """The config's confinement, or ``None`` when it sets none (nothing to check)."""
+        opts = config.loader
+        if opts.allowed_roots is None and opts.allowed_protocols is None and opts.allowed_hosts is None:
+            return None
+        base = config.base_path
+        roots = None if opts.allowed_roots is None else [str(base / os.path.expanduser(r)) for r in opts.allowed_roots]
+        return cls(roots, opts.allowed_protocols, opts.allowed_hosts)
+
+    def __repr__(self) -> str:
+        return f"Confinement(roots={self.roots!r}, protocols={self.protocols!r}, hosts={self.hosts!r})"
+
+    @property
+    def token(self) -> str:
+        """What is allowed: a state read under another allowance is read afresh."""
+        roots = None if self.roots is None else self.roots.folders
+        return repr((roots, None if self.protocols is None else sorted(self.protocols), self.hosts))
+
+    def refusal(self, source: Source) -> tuple[SkipReason, str] | None:
+        """Why *source* may not be read, judged from its URL (a plain local file's folder is checked at its read).
+
+        The local links of a chained URL (``zip://a.md::/srv/x.zip``) are resolved here.
+        """
+        for part in chain(source.url):
+            protocol = part.protocol or "file"
+            if self.protocols is not None and not _aliases(protocol) & self.protocols:
+                return SkipReason.PROTOCOL_NOT_ALLOWED, f"protocol {protocol!r} is not in loader.allowed_protocols"
+            if self.hosts is not None and protocol in ("http", "https") and not host_allowed(part.text, self.hosts):
+                return SkipReason.HOST_NOT_ALLOWED, f"host {_host(part.text)!r} is not in loader.allowed_hosts"
+            local = source.chained and protocol in LOCAL and part.path
+            if self.roots is not None and local and not self.roots.holds(os.path.realpath(part.path)):
+                return SkipReason.OUTSIDE_ROOT, self.outside(part.path)
+        return None
+
+    def outside(self, path: str) -> str:
+        """The detail of a local file outside the roots."""
+        assert self.roots is not None
+        real = os.path.realpath(path)
+        where = f"{path} (resolves to {real})" if real != path else path
+        return f"{where} is outside loader.allowed_roots"
+
+
+def host_allowed(url: str, allowed: Sequence[str]) -> bool:
+    """Whether the host of *url* matches one of *allowed*: ``name``, ``*.name`` (subdomains), either with ``:port``."""
+    parts = urlsplit(url)
+    name = (parts.hostname or "").lower()
+    try:
+        port = parts.port or _DEFAULT_PORTS.get(parts.scheme.lower())
+    except ValueError:
+        return False
+    for pattern in allowed:
+        pattern_name, colon, pattern_port = pattern.lower().rpartition(":")
+        if not colon or not pattern_port.isdigit():
+            pattern_name, pattern_port = pattern.lower(), ""
+        if pattern_port and int(pattern_port) != port:
+            continue
+        pattern_name = pattern_name.strip("[]")
+        if name == pattern_name or (pattern_name.startswith("*.") and name.endswith(pattern_name[1:])):
+            return True
+    return False
+
+
+def _host(url: str) -> str:
+    """The ``host`` or ``host:port`` of *url* as written, without user-info: for messages."""
+    return urlsplit(url).netloc.rpartition("@")[2].lower()
+
+
+@functools.lru_cache(maxsize=64)
+def _aliases(protocol: str) -> frozenset[str]:
+    """*protocol* and the other names of its filesystem (``file`` and ``local``); ``http`` is not ``https``."""
+    if protocol in ("http", "https"):
+        return frozenset({protocol})
+    try:
+        names = fsspec.get_filesystem_class(protocol).protocol
+    except (ImportError, ValueError):
+        return frozenset({protocol})
+    return frozenset({protocol, *([names] if isinstance(names, str) else names)})
