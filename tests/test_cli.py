@@ -177,8 +177,12 @@ def test_render_works_from_any_folder(tmp_path: Path) -> None:
     assert done.stdout == expected
 
 
-def test_deepagents_config_reads_home_and_working_folder(tmp_path: Path) -> None:
-    """configs/deepagents.yaml reads ~/.deepagents (HOME) and ./.deepagents of the folder it runs in."""
+@pytest.mark.parametrize("pwd", ["project", "parent", "empty"])
+def test_deepagents_config_reads_home_and_working_folder(tmp_path: Path, pwd: str) -> None:
+    """configs/deepagents.yaml reads ~/.deepagents (HOME) and ./.deepagents of the folder it runs in.
+
+    That folder is the process's own, whatever ``$PWD`` a parent left (a subprocess started with ``cwd=``).
+    """
     home, project = tmp_path / "home", tmp_path / "project"
     (home / ".deepagents").mkdir(parents=True)
     (project / ".deepagents").mkdir(parents=True)
@@ -190,7 +194,7 @@ def test_deepagents_config_reads_home_and_working_folder(tmp_path: Path) -> None
         "-c",
         str(ROOT / "configs" / "deepagents.yaml"),
         cwd=project,
-        env={"HOME": str(home), "PWD": str(project)},
+        env={"HOME": str(home), "PWD": {"project": str(project), "parent": str(tmp_path), "empty": ""}[pwd]},
     )
 
     assert done.returncode == 0, done.stderr

@@ -1224,3 +1224,15 @@ def test_sources_differing_only_in_credentials_are_duplicates() -> None:
     error = mapping_error({"version": 1, "sources": ["https://u:one@h.example/a.md", "https://u:two@h.example/a.md"]})
     assert "sources[1]: repeats sources[0] ('https://***@h.example/a.md')" in str(error)
     assert "one" not in str(error) and "two" not in str(error)
+
+
+def test_base_dir_cwd_is_the_process_working_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``<cwd>`` is ``os.getcwd()`` when the config is loaded, not ``$PWD`` and not the config's folder."""
+    (tmp_path / "work" / "sub").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "work")
+    monkeypatch.setenv("PWD", str(tmp_path))
+    config_file = tmp_path / "elsewhere.yaml"
+    config_file.write_text("version: 1\nbase_dir: <cwd>\n")
+    assert load_config(config_file).base_path == tmp_path / "work"
+    config_file.write_text("version: 1\nbase_dir: <cwd>/sub\n")
+    assert load_config(config_file).base_path == tmp_path / "work" / "sub"

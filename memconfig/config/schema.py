@@ -26,7 +26,7 @@ from pydantic_settings import (
 from ..exceptions import ConfigError, Problem
 from ..format.presets import MEMORY_SLOT, PRESETS, SECTION_SLOTS, Preset
 from ..format.templates import Template
-from ..sources.redact import redact_options, redact_url
+from ..sources.redact import Redactor, redact_options, redact_url, variable_secrets
 from .checks import ON_DISK, check_on_disk, resolve, with_environment
 from .expansion import expand_tree
 from .interpolation import expand_vars
@@ -107,6 +107,12 @@ class SourceConfig(_Model):
             elif key in ("url", "glob") and value is not None:
                 value = redact_url(value)
             yield key, value
+
+    _secrets: tuple[str, ...] = PrivateAttr(default=())  # the config's, see Config.secret_values
+
+    def __repr_str__(self, join_str: str) -> str:
+        # pydantic types this inherited attribute as Representation's; repr() and str() both come through here.
+        return Redactor({}, self._secrets)(super().__repr_str__(join_str))  # type: ignore[misc]
 
 
 class LoaderConfig(_Model):
@@ -252,6 +258,7 @@ class Config(BaseSettings):
     _base: Path = PrivateAttr(default_factory=Path.cwd)
     _template_text: str | None = PrivateAttr(default=None)
     _credentials: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)
+    _secrets: tuple[str, ...] = PrivateAttr(default=())
 
     @classmethod
     def settings_customise_sources(
@@ -286,6 +293,10 @@ class Config(BaseSettings):
         for key, value in super().__repr_args__():
             yield key, {p: redact_options(o) for p, o in value.items()} if key == "storage" else value
 
+    def __repr_str__(self, join_str: str) -> str:
+        # pydantic types this inherited attribute as Representation's; repr() and str() both come through here.
+        return Redactor({}, self._secrets)(super().__repr_str__(join_str))  # type: ignore[misc]
+
     # -- what loading resolved --------------------------------------------
 
     @property
@@ -307,6 +318,11 @@ class Config(BaseSettings):
     def credentials_table(self) -> Mapping[str, Mapping[str, Any]]:
         """Named storage options from ``credentials_file``."""
         return self._credentials
+
+    @property
+    def secret_values(self) -> tuple[str, ...]:
+        """What ``${VAR}`` references with secret-looking names put into this config: masked wherever shown."""
+        return self._secrets
 
     def resolve_path(self, path: str) -> Path:
         """A local path from this config: ``~`` expanded, relative to :attr:`base_path`."""
@@ -340,7 +356,7 @@ class Config(BaseSettings):
         plain = config.model_dump(include=ON_DISK) if config is not None else with_environment(cls, expanded)
         origin = Path(base_dir) if base_dir is not None else Path.cwd()
         chosen = plain.get("base_dir")
-        base = Path(os.path.abspath(resolve(origin, chosen) if isinstance(chosen, str) else origin))
+        base = Path(os.path.abspath(_base_folder(origin, chosen) if isinstance(chosen, str) else origin))
         template_text, credentials = check_on_disk(plain, base, problems)
         if config is None or problems:
             raise ConfigError(problems, file=file)
@@ -348,4 +364,19 @@ class Config(BaseSettings):
         config._base = base
         config._template_text = template_text
         config._credentials = credentials
+        config._secrets = tuple(variable_secrets(data))
+        for source in config.sources:
+            source._secrets = config._secrets
         return config
+
+
+#: ``base_dir: <cwd>`` (or ``<cwd>/sub``): the working folder of the process that loads the config.
+CWD = "<cwd>"
+
+
+def _base_folder(origin: Path, chosen: str) -> Path:
+    """The folder ``base_dir`` names: :data:`CWD` is the process's working folder (``os.getcwd()``, not ``$PWD``,
+    which a parent process leaves behind when it starts memconfig elsewhere); else relative to *origin*."""
+    if chosen == CWD or chosen.startswith(CWD + "/"):
+        return Path(os.getcwd()) / chosen[len(CWD) :].lstrip("/")
+    return resolve(origin, chosen)
