@@ -89,8 +89,7 @@ class Merge:
             if result.fatal:
                 self.fatal.add(source.key)
                 self.failures.append(Failure(result.source.key, result.reason or SkipReason.ERROR, result.detail))
-        repeat = bool(group) and all(r.reason == SkipReason.DUPLICATE for r in group)  # its file is in, once
-        if source.required and not kept and not repeat and source.key not in self.fatal:  # fatal: listed already
+        if source.required and not kept and source.key not in self.fatal and not _repeats(group):  # fatal: listed
             first = group[0] if group else None
             reason = (first.reason or SkipReason.ERROR) if first else SkipReason.NOT_FOUND
             self.failures.append(Failure(source.key, reason, first.detail if first else ""))
@@ -245,6 +244,11 @@ class Merge:
         self.contents[result.source.key] = content
         self.taken.add(result.source.key)
         self.log.append((events.source_loaded, (result, len(content), cache)))
+
+
+def _repeats(group: list[LoadResult]) -> bool:
+    """Whether each result is a repeat of a file already in: a required source's file is in, once."""
+    return bool(group) and all(r.reason == SkipReason.DUPLICATE for r in group)
 
 
 def _entry(

@@ -246,14 +246,16 @@ class FsspecLoader:
                 known = local_fingerprint(info)
                 if known == request.fingerprint:
                     return _unchanged(request, known, started)
-                data, info = self._read_steady(fd, info)
+                data, read = self._read_steady(fd, info)
+                if read is not info:  # read again after a change: the version read is the later one
+                    known = local_fingerprint(read)
             finally:
                 os.close(fd)
         except _Skip as skip:
             return _skipped(source, skip.reason, skip.detail, started)
         except Exception as exc:
             return self._failure(source, exc, started)
-        return self._finish(request, data, local_fingerprint(info), started)
+        return self._finish(request, data, known, started)
 
     def _outside(self, source: Source, path: str, started: float) -> LoadResult:
         assert self.confinement is not None
