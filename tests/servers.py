@@ -35,17 +35,21 @@ class _Failure:
     status: int
     times: int | None  # None: forever
     headers: dict[str, str] = field(default_factory=dict)
+    body: str | None = None
 
 
 class WebServer:
     """An aiohttp server on ``127.0.0.1``, on its own event loop in a thread.
 
     Set up paths (without the leading ``/``) with :meth:`serve`, :meth:`fail`,
-    :meth:`delay` and :meth:`then`; any other path answers 404. :attr:`hits` counts requests
+    :meth:`cut`, :meth:`drop`, :meth:`redirect`, :meth:`delay` and :meth:`then`;
+    any other path answers 404, or is passed on to the server set with
+    :meth:`forward`. :attr:`hits` counts requests
     per path, :attr:`methods` per method and path; :attr:`auth` records each
     request's ``Authorization`` header; :attr:`peak` is the most requests
     ever in progress at once; :attr:`sent` counts the body bytes written for
-    paths served without ``Range`` support.
+    paths served without ``Range`` support. :meth:`kill` stops it as a crash
+    would, mid-answer.
     """
 
     def __init__(self) -> None:
@@ -57,6 +61,9 @@ class WebServer:
         self.delays: dict[tuple[str, str | None], float] = {}  # (path, method or None for all): seconds
         self.hooks: dict[tuple[str, str], Callable[[], None]] = {}  # (path, method): run once the answer is made
         self.cuts: dict[str, list[int]] = {}  # path: [bytes sent before hanging up, times left]
+        self.drops: dict[str, int | None] = {}  # path: times left to hang up before answering (None: always)
+        self.redirects: dict[str, tuple[int, str]] = {}  # path: (status, Location)
+        self.upstream: str | None = None  # where paths not set up are passed on (see forward)
         self.hits: Counter[str] = Counter()
         self.methods: Counter[tuple[str, str]] = Counter()
         self.sent: Counter[str] = Counter()
@@ -68,6 +75,7 @@ class WebServer:
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
         self._release: asyncio.Event | None = None
+        self._open: set[asyncio.BaseTransport] = set()  # transports of the requests in progress
 
     def __repr__(self) -> str:
         return f"WebServer(port={self.port}, paths={sorted(self.files)})"
@@ -111,10 +119,33 @@ class WebServer:
         self.headers[path] = extra
         return self.url(path)
 
-    def fail(self, path: str, status: int, times: int | None = None, **headers: str) -> str:
-        """Answer *status* to the first *times* requests for *path* (all, if None), then serve it."""
-        self.failures[path] = _Failure(status, times, {k.replace("_", "-"): v for k, v in headers.items()})
+    def fail(self, path: str, status: int, times: int | None = None, *, body: str | None = None, **headers: str) -> str:
+        """Answer *status* to the first *times* requests for *path* (all, if None), then serve it.
+
+        *headers* are sent with the failure (``Retry_After="3"`` sends ``Retry-After: 3``);
+        *body* replaces the default text (an S3 error document, say).
+        """
+        self.failures[path] = _Failure(status, times, {k.replace("_", "-"): v for k, v in headers.items()}, body)
         return self.url(path)
+
+    def drop(self, path: str, times: int | None = None) -> str:
+        """Hang up on the first *times* requests for *path* (all, if None) before answering anything."""
+        self.drops[path] = times
+        return self.url(path)
+
+    def redirect(self, path: str, location: str, status: int = 302) -> str:
+        """Answer every request for *path* with a redirect (*status*) to *location*."""
+        self.redirects[path] = (status, location)
+        return self.url(path)
+
+    def forward(self, upstream: str | None) -> None:
+        """Pass requests for paths not set up here on to *upstream* (``http://host:port``), as a proxy.
+
+        Headers go as they came, ``Host`` included, so a request signed for this
+        server (S3's SigV4) verifies upstream. Failures set up here come first:
+        put this in front of the S3 server to make it throttle or hang up.
+        """
+        self.upstream = upstream
 
     def cut(self, path: str, after: int, times: int = 1) -> str:
         """Hang up on the first *times* requests for *path* after *after* bytes of its body, then serve it."""
@@ -143,6 +174,9 @@ class WebServer:
         self.failures.clear()
         self.delays.clear()
         self.cuts.clear()
+        self.drops.clear()
+        self.redirects.clear()
+        self.upstream = None
         self.hits.clear()
         self.methods.clear()
         self.auth.clear()
@@ -172,9 +206,13 @@ class WebServer:
         self.auth.append(request.headers.get("Authorization"))
         self._active += 1
         self.peak = max(self.peak, self._active)
+        transport = request.transport
+        if transport is not None:
+            self._open.add(transport)
         try:
             return await self._answer(request, path)
         finally:
+            self._open.discard(transport)  # type: ignore[arg-type]
             self._active -= 1
             hook = self.hooks.pop((path, request.method), None)
             if hook is not None:
@@ -185,12 +223,25 @@ class WebServer:
         if seconds and self._release is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._release.wait(), seconds)
+        if path in self.drops and self.drops[path] != 0:
+            times = self.drops[path]
+            if times is not None:
+                self.drops[path] = times - 1
+            assert request.transport is not None
+            request.transport.close()  # no status line at all
+            return web.Response(status=500)  # never reaches the client
         failure = self.failures.get(path)
         if failure is not None and (failure.times is None or failure.times > 0):
             if failure.times is not None:
                 failure.times -= 1
-            return web.Response(status=failure.status, text=f"failing with {failure.status}", headers=failure.headers)
+            text = failure.body if failure.body is not None else f"failing with {failure.status}"
+            return web.Response(status=failure.status, text=text, headers=failure.headers)
+        if path in self.redirects:
+            status, location = self.redirects[path]
+            return web.Response(status=status, headers={"Location": location})
         body = self.files.get(path)
+        if body is None and self.upstream is not None:
+            return await self._pass_on(request)
         if body is None:
             return web.Response(status=404, text="not here")
         cut = self.cuts.get(path)
@@ -215,6 +266,26 @@ class WebServer:
             return web.Response(status=206, body=body[start:stop], headers=headers)
         # aiohttp leaves Content-Length out of a HEAD answer for an empty body; servers such as nginx send it.
         return web.Response(body=body, headers={**headers, "Content-Length": str(len(body))})
+
+    async def _pass_on(self, request: web.Request) -> web.Response:
+        """The upstream server's answer to *request*, sent on as it is (see :meth:`forward`)."""
+        import aiohttp
+
+        hop_by_hop = {"connection", "keep-alive", "transfer-encoding", "content-length"}
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in hop_by_hop}
+        async with (
+            aiohttp.ClientSession(auto_decompress=False) as session,
+            session.request(
+                request.method,
+                f"{self.upstream}{request.raw_path}",
+                headers=headers,
+                data=await request.read(),
+                allow_redirects=False,
+            ) as answer,
+        ):
+            body = await answer.read()
+            kept = {k: v for k, v in answer.headers.items() if k.lower() not in hop_by_hop}
+            return web.Response(status=answer.status, body=body, headers=kept)
 
     async def _stream(
         self, request: web.Request, path: str, body: bytes, upto: int | None = None
@@ -278,6 +349,22 @@ class WebServer:
             raise RuntimeError("the test web server did not start") from (failed[0] if failed else None)
         return self
 
+    def kill(self) -> None:
+        """Stop as a crashed server would: stop listening, hang up on every request in progress, then stop."""
+        loop = self._loop
+        if loop is None:
+            return
+
+        async def crash() -> None:
+            assert self._runner is not None
+            for site in list(self._runner.sites):
+                await site.stop()  # refuses connections from now on
+            for transport in list(self._open):
+                transport.abort()
+
+        asyncio.run_coroutine_threadsafe(crash(), loop).result(10)
+        self.stop()
+
     def stop(self) -> None:
         """Stop serving, end the thread and close the loop."""
         loop, thread = self._loop, self._thread
@@ -316,6 +403,7 @@ class S3Server:
         self.secret = ""
         self._auth_before = "inf"
         self._werkzeug_level = logging.NOTSET
+        self._stranger: tuple[str, str] | None = None
 
     def __repr__(self) -> str:
         return f"S3Server(endpoint_url={self.endpoint_url!r})"
@@ -346,6 +434,16 @@ class S3Server:
         finally:
             self._server.stop()
             logging.getLogger("werkzeug").setLevel(self._werkzeug_level)
+
+    def stranger(self) -> dict[str, Any]:
+        """s3fs storage options for a second user, whose keys are valid but who may do nothing (AccessDenied)."""
+        if self._stranger is None:
+            iam = self._client("iam", self.key, self.secret)
+            iam.create_user(UserName="memconfig-stranger")
+            created = iam.create_access_key(UserName="memconfig-stranger")["AccessKey"]
+            self._stranger = (created["AccessKeyId"], created["SecretAccessKey"])
+        key, secret = self._stranger
+        return self.options(key=key, secret=secret)
 
     def client(self) -> Any:
         """A boto3 S3 client signed with the allowed user's keys."""

@@ -5,14 +5,23 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .hosts import HostGuard
+
 if TYPE_CHECKING:
     from ..config import Config
 
-__all__ = ["merge_options", "options_for"]
+__all__ = ["defaults_for", "merge_options", "options_for"]
+
+_S3 = frozenset({"s3", "s3a"})
+_HTTP = frozenset({"http", "https"})
 
 
 def options_for(
-    protocols: Sequence[str], config: Config, own: Mapping[str, Any], credentials: str | None
+    protocols: Sequence[str],
+    config: Config,
+    own: Mapping[str, Any],
+    credentials: str | None,
+    timeout: float | None = None,
 ) -> dict[str, Any]:
     """The storage options handed to fsspec for a URL whose chain has these protocols.
 
@@ -27,9 +36,25 @@ def options_for(
     ``storage_options`` keyed by a protocol of the chain (``{zip: {...}}``)
     is for that protocol; and each protocol's ``storage`` entry lies under
     what the source gives it.
+
+    Under all of them lie memconfig's defaults (:func:`defaults_for`, which
+    need the source's *timeout*, else ``loader.timeout``); over all of them,
+    for HTTP when ``loader.allowed_hosts`` is set, the guard that checks every
+    request's host (:class:`~memconfig.sources.hosts.HostGuard`), which the
+    user cannot take away.
     """
     storage = config.storage
-    if not own and credentials is None and not any(protocol in storage for protocol in protocols):
+    seconds = config.loader.timeout if timeout is None else timeout
+    allowed = config.loader.allowed_hosts
+    defaults = {protocol: defaults_for(protocol, seconds) for protocol in protocols}
+    guards = {protocol: _guard(protocol, allowed) for protocol in protocols}
+    if (
+        not own
+        and credentials is None
+        and not any(protocol in storage for protocol in protocols)
+        and not any(defaults.values())
+        and not any(guards.values())
+    ):
         return {}
     inner = protocols[-1]
     nested = {k: v for k, v in own.items() if k in protocols and isinstance(v, Mapping)}
@@ -37,15 +62,43 @@ def options_for(
     named = config.credentials_table.get(credentials, {}) if credentials is not None else {}
     merged = {
         protocol: merge_options(
+            defaults[protocol],
             storage.get(protocol, {}),
             *((named, flat) if protocol == inner else ()),
             nested.get(protocol, {}),
+            guards[protocol],
         )
         for protocol in protocols
     }
     if len(protocols) == 1:
         return merged[inner]
     return {protocol: options for protocol, options in merged.items() if options}
+
+
+def defaults_for(protocol: str, timeout: float) -> dict[str, Any]:
+    """memconfig's storage options for *protocol*, under everything the config gives.
+
+    S3: botocore neither retries (memconfig does, and logs each retry; botocore's
+    own retries, four by default with backoff, made an unreachable endpoint cost
+    about 20 s) nor waits longer than the source's *timeout* to connect or read.
+    s3fs passes ``config_kwargs`` to ``botocore.config.Config``.
+    """
+    if protocol in _S3:
+        return {
+            "config_kwargs": {
+                "connect_timeout": timeout,
+                "read_timeout": timeout,
+                "retries": {"max_attempts": 0, "mode": "standard"},  # no retry after the first attempt
+            }
+        }
+    return {}
+
+
+def _guard(protocol: str, allowed: Sequence[str] | None) -> dict[str, Any]:
+    """For HTTP under an allow-list: the client middleware that refuses requests (redirects too) to other hosts."""
+    if allowed is None or protocol not in _HTTP:
+        return {}
+    return {"client_kwargs": {"middlewares": (HostGuard(tuple(allowed)),)}}
 
 
 def merge_options(*layers: Mapping[str, Any]) -> dict[str, Any]:

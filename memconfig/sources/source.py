@@ -192,7 +192,7 @@ def build_sources(config: Config) -> list[Source]:
             expanded, hidden = _expand_url(written)
             url = absolute(expanded, config, resolve)
             protocols = [part.protocol or "file" for part in chain(url)]
-            options = options_for(protocols, config, item.storage_options, item.credentials)
+            options = options_for(protocols, config, item.storage_options, item.credentials, item.timeout)
             secrets = [*url_secrets(url), *hidden]
             redact = Redactor(options, secrets) if options or secrets else _NO_SECRETS
         key = redact(written)
