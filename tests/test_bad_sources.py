@@ -216,3 +216,14 @@ def test_a_file_of_size_zero_that_holds_text_is_read(tmp_path: Path) -> None:
     # /proc and /sys give their files' size as 0.
     text = plain_pipeline(None, ["/proc/self/status"]).render()
     assert text.startswith("Name:")
+
+
+def test_a_glob_matching_more_than_max_matches_is_skipped_whole(tmp_path: Path) -> None:
+    for i in range(6):
+        (tmp_path / f"note{i}.md").write_text(f"note {i}")
+    (tmp_path / "good.md").write_text("good")
+    pipeline = plain_pipeline(tmp_path, [{"glob": "note*.md"}, "good.md"], loader={"max_matches": 5})
+    with capture_logs() as logs:
+        assert pipeline.render() == "good"
+    assert _skips(logs) == {"note*.md": ("too_large", "matched 6 files, more than loader.max_matches (5)")}
+    assert plain_pipeline(tmp_path, [{"glob": "note*.md"}], loader={"max_matches": 6}).render().count("note") == 6

@@ -125,6 +125,8 @@ class LoaderConfig(_Model):
     timeout: float = Field(default=30.0, gt=0)
     retries: int = Field(default=2, ge=0, le=20)
     backoff: float = Field(default=0.2, ge=0)
+    max_matches: int = Field(default=1000, ge=1)
+    """A glob matching more files than this is skipped whole (``too_large``)."""
     allowed_roots: list[str] | None = None
     """Local sources must lie inside one of these folders, symlinks resolved (``None``: anywhere)."""
     allowed_protocols: list[str] | None = None

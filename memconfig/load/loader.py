@@ -64,6 +64,8 @@ class ReadSettings:
     blank: str = "strip-whitespace"
     allowed: str = ""
     """What confinement allows (:attr:`Confinement.token`)."""
+    max_matches: int = 1000
+    """A glob that matches more files is skipped whole as ``too_large``: no prompt (or memory) grows without bound."""
 
 
 class _Skip(Exception):
@@ -92,6 +94,7 @@ class FsspecLoader:
             that revalidate.
         expanders: the expanders by name, for sources that have one.
         confinement: the folders, protocols and hosts sources may reach (``None``: anything).
+        max_matches: see :class:`ReadSettings`.
     """
 
     def __init__(
@@ -107,9 +110,10 @@ class FsspecLoader:
         fingerprints: bool = False,
         expanders: Mapping[str, Expander] = EXPANDERS,
         confinement: Confinement | None = None,
+        max_matches: int = 1000,
     ) -> None:
         allowed = confinement.token if confinement is not None else ""
-        self.settings = ReadSettings(encoding, on_decode_error, max_bytes, blank_token, allowed)
+        self.settings = ReadSettings(encoding, on_decode_error, max_bytes, blank_token, allowed, max_matches)
         self.confinement = confinement
         self.roots = confinement.roots if confinement is not None else None
         self.concurrency = concurrency
@@ -135,6 +139,7 @@ class FsspecLoader:
             blank_token=blank_token,
             fingerprints=config.cache.policy != "once",
             confinement=Confinement.from_config(config),
+            max_matches=opts.max_matches,
         )
 
     @property
@@ -212,7 +217,7 @@ class FsspecLoader:
             if refused is not None:
                 return [_skipped(source, *refused, started)]
             if source.expander is not None:
-                children = self.expanders[source.expander].expand(source)
+                children = self._matches(source, self.expanders[source.expander].expand(source))
                 results = [self._read_inline(_child(request, c))[0] for c in children]
                 return self._expanded(request, started, results)
             fs, path = source.open_fs()
@@ -317,6 +322,7 @@ class FsspecLoader:
             if source.expander is not None:
                 expander = self.expanders[source.expander]
                 children = await self._retrying(source, lambda: self._in_thread(expander.expand, source))
+                children = self._matches(source, children)
                 results = await asyncio.gather(*(self._read_remote(_child(request, c), limit) for c in children))
                 return self._expanded(request, started, [r[0] for r in results])
             fs, path = await self._retrying(source, lambda: self._in_thread(source.open_fs))
@@ -430,6 +436,12 @@ class FsspecLoader:
         elif reason == SkipReason.TIMEOUT:
             detail = f"no answer within {source.timeout:g} s"
         return _skipped(source, reason, source.redact(detail), started)
+
+    def _matches(self, source: Source, children: list[Source]) -> list[Source]:
+        limit = self.settings.max_matches
+        if len(children) > limit:
+            raise _Skip(SkipReason.TOO_LARGE, f"matched {len(children)} files, more than loader.max_matches ({limit})")
+        return children
 
     def _expanded(self, request: LoadRequest, started: float, results: list[LoadResult]) -> list[LoadResult]:
         if not results:
