@@ -6,7 +6,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memconfig.sources.redact import MASK, Redactor, is_secret_key, redact_options, redact_url, url_secrets
+from memconfig.sources.redact import (
+    MASK,
+    Redactor,
+    is_secret_key,
+    redact_options,
+    redact_url,
+    url_secrets,
+    variable_secrets,
+)
 
 SECRET = "S3CRET-value"
 
@@ -192,3 +200,63 @@ def test_redactor_leaves_short_values_alone() -> None:
 
     assert redact("abc xy") == "abc xy"
     assert repr(redact) == "Redactor(0 secrets)"
+
+
+@pytest.mark.parametrize(
+    "password",
+    [
+        pytest.param("pa ss-S3CRET", id="space"),
+        pytest.param("pa/ss-S3CRET", id="slash"),
+        pytest.param("pa#ss-S3CRET", id="hash"),
+        pytest.param("pa?ss-S3CRET", id="question-mark"),
+        pytest.param("pa@/:ss-S3CRET", id="at-slash-colon"),
+    ],
+)
+def test_a_password_that_makes_the_url_invalid_is_still_masked(password: str) -> None:
+    """A source URL whose password holds a space or an unescaped ``/``, ``?``, ``#`` is masked up to its last ``@``."""
+    url = f"http://reader:{password}@127.0.0.1:8080/a.md?token=T0KEN"
+
+    assert redact_url(url) == f"http://{MASK}@127.0.0.1:8080/a.md?token={MASK}"
+    assert password in url_secrets(url)
+    assert redact_url(f"zip://a.md::{url}") == f"zip://a.md::http://{MASK}@127.0.0.1:8080/a.md?token={MASK}"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        pytest.param("https://unpkg.com/@scope/pkg/AGENTS.md", id="at-in-path"),
+        pytest.param("https://unpkg.com:443/@scope/pkg/AGENTS.md", id="port-then-at-in-path"),
+        pytest.param("https://h/users/bob:x@y/AGENTS.md", id="colon-and-at-in-path"),
+        pytest.param("git://prompts:v1@AGENTS.md", id="git-ref"),
+    ],
+)
+def test_an_at_sign_in_a_path_is_not_user_info(url: str) -> None:
+    """Reading a whole URL up to its last ``@`` never takes a host, a port or a path for a password."""
+    assert redact_url(url) == url
+    assert url_secrets(url) == []
+
+
+def test_a_valid_url_keeps_an_at_sign_after_its_host() -> None:
+    """In a URL with user-info and a host, a later ``@`` (in the path or a nested URL) is left where it is."""
+    assert redact_url("http://u:pw@h/a@b.md") == f"http://{MASK}@h/a@b.md"
+    assert redact_url("http://u:pw@h/x?next=http://a:b@c") == f"http://{MASK}@h/x?next=http://{MASK}@c"
+
+
+def test_free_text_is_masked_only_by_the_strict_rule() -> None:
+    """Library messages are not one URL: a space still ends user-info there, so words are never taken for it."""
+    message = "GET http://h/a.md failed: user:bob@example.com has no access"
+
+    assert redact_url(message) == message
+
+
+def test_variable_secrets_are_the_values_of_secret_looking_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Values of ``${API_TOKEN}``-like references anywhere in a tree are found; ``${HOME}``-like ones are not."""
+    monkeypatch.setenv("TEAM_API_TOKEN", "tok-value-1")
+    monkeypatch.setenv("PLAIN_NAME", "plain-value")
+    tree = {
+        "sources": [{"name": "team ${TEAM_API_TOKEN}", "url": "x.md"}, "${PLAIN_NAME}.md"],
+        "storage": {"http": {"headers": {"X-Custom": "${TEAM_API_TOKEN}", "X-Default": "${GIST_SECRET:-dflt-9}"}}},
+        "broken": "${UNSET_TOKEN}",
+    }
+
+    assert sorted(variable_secrets(tree)) == ["dflt-9", "tok-value-1", "tok-value-1"]

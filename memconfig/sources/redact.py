@@ -9,6 +9,12 @@ replaced by ``***``.
 One rule says which names hold a secret, for query parameters and option
 keys alike (:func:`is_secret_key`): the lower-cased name contains a part such
 as ``token``, ``key`` or ``sig``, or is a well-known signed-URL field.
+
+User-info is found two ways. In free text (a library's error message) it is
+what sits between ``scheme://`` and ``@`` with no space, ``/``, ``?`` or ``#``
+in between. A text that *is* one URL (a source's location) is read more
+widely, up to its last ``@``: a password written with a space or an unescaped
+``/``, ``?`` or ``#`` makes an invalid URL, and is still a password.
 """
 
 from __future__ import annotations
@@ -18,7 +24,18 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 from urllib.parse import unquote
 
-__all__ = ["MASK", "Redactor", "is_secret_key", "redact_options", "redact_url", "url_secrets", "userinfo_spans"]
+from ..config.interpolation import expand_vars_traced
+
+__all__ = [
+    "MASK",
+    "Redactor",
+    "is_secret_key",
+    "redact_options",
+    "redact_url",
+    "url_secrets",
+    "userinfo_spans",
+    "variable_secrets",
+]
 
 MASK = "***"
 
@@ -64,6 +81,12 @@ _USERINFO_RE = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.\-]*://)(?P<userinfo>
 _QUERY_RE = re.compile(r"(?P<sep>[?&;])(?P<key>[^=&;#\s?]+)=(?P<value>[^&;#\s\"'<>]*)")
 # fsspec's git URLs read ``git://repo:ref@path``: that is a repository and a ref, not user-info.
 _NO_USERINFO = frozenset({"git://"})
+# A whole URL (one line, from its scheme on); each ``::``-chained part is read on its own.
+_WHOLE_URL_RE = re.compile(r"[a-zA-Z][a-zA-Z0-9+.\-]*://[^\n]*")
+_SCHEME_RE = re.compile(r"[a-zA-Z][a-zA-Z0-9+.\-]*://")
+# Before a path's "@": a host and port (``unpkg.com:443/@scope/x.md``), which is not user-info.
+_NO_HOST = frozenset({"", "/", "?", "#", "@", ":"})  # what cannot start a host: the "@" before it was not the last
+_HOST_PORT_RE = re.compile(r"[^:/?#@\s]*:\d*(?:[/?#]|$)")
 
 
 def is_secret_key(name: str) -> bool:
@@ -76,9 +99,38 @@ def _userinfo(match: re.Match[str]) -> str | None:
     return None if match["scheme"].lower() in _NO_USERINFO else match["userinfo"]
 
 
+def _whole_url_userinfo(text: str) -> list[tuple[int, int]]:
+    """Where user-info sits in *text* when it is one URL, read up to the last ``@`` of each chained part.
+
+    Only where the free-text rule finds no user-info followed by a host at the
+    part's start (a valid URL is read as usual, so an ``@`` in its path or
+    query stays there);
+    only a ``user:password`` form whose user holds no ``/``, ``?`` or ``#``;
+    and not a host and port followed by a path that holds an ``@``.
+    """
+    if "@" not in text or _WHOLE_URL_RE.fullmatch(text) is None:
+        return []
+    spans = []
+    start = 0
+    for part in text.split("::"):
+        scheme = _SCHEME_RE.match(part)
+        at = part.rfind("@")
+        found = _USERINFO_RE.match(part)
+        usual = found is not None and part[found.end() : found.end() + 1] not in _NO_HOST  # then a host follows
+        if scheme is not None and not usual and scheme[0].lower() not in _NO_USERINFO and at > scheme.end():
+            userinfo = part[scheme.end() : at]
+            user = userinfo.split(":", 1)[0]
+            if ":" in userinfo and not any(c in user for c in "/?#") and _HOST_PORT_RE.match(userinfo) is None:
+                spans.append((start + scheme.end(), start + at))
+        start += len(part) + 2
+    return spans
+
+
 def redact_url(text: str) -> str:
     """Mask URL user-info and secret query values anywhere in *text*."""
     if "@" in text:
+        for begin, end in reversed(_whole_url_userinfo(text)):
+            text = text[:begin] + MASK + text[end:]
         text = _USERINFO_RE.sub(lambda m: m[0] if _userinfo(m) is None else f"{m['scheme']}{MASK}@", text)
     if "=" in text:
         text = _QUERY_RE.sub(lambda m: f"{m['sep']}{m['key']}={MASK}" if is_secret_key(m["key"]) else m[0], text)
@@ -97,12 +149,38 @@ def url_secrets(text: str) -> list[str]:
     """
     found: list[str] = []
     if "@" in text:
-        for start, end in userinfo_spans(text):
+        for start, end in [*_whole_url_userinfo(text), *userinfo_spans(text)]:
             userinfo = text[start:end]
             found += [userinfo, *userinfo.split(":", 1)[1:]]
     if "=" in text:
         found += [m["value"] for m in _QUERY_RE.finditer(text) if is_secret_key(m["key"])]
     return found + [unquote(s) for s in found if unquote(s) != s]
+
+
+def variable_secrets(tree: Any) -> list[str]:
+    """The values that ``${VAR}`` references with secret-looking names (``${API_TOKEN}``) put into *tree*'s strings.
+
+    A config keeps its strings expanded, where nothing says any more which
+    part came from a variable: these are what must still be masked wherever
+    such a string is shown (a source's name, a header under a harmless name).
+    *tree* is the config as written; a string that does not expand is skipped
+    (the config reports it).
+    """
+    found: list[str] = []
+    stack = [tree]
+    while stack:  # no recursion: a mapping built in Python may nest deep
+        value = stack.pop()
+        if isinstance(value, str):
+            if "${" in value:
+                try:
+                    found += [sub.value for sub in expand_vars_traced(value)[1] if is_secret_key(sub.name)]
+                except ValueError:
+                    continue
+        elif isinstance(value, Mapping):
+            stack.extend(value.values())
+        elif isinstance(value, list | tuple):
+            stack.extend(value)
+    return found
 
 
 def _redact_value(key: str, value: Any) -> Any:

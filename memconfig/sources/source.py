@@ -181,19 +181,21 @@ def build_sources(config: Config) -> list[Source]:
     resolve = local_resolver(config.base_path)
     timeout, retries = config.loader.timeout, config.loader.retries
     local_options = "file" in config.storage
+    known = config.secret_values  # from ${VAR}s with secret-looking names, anywhere (a name, a header)
     for item in config.sources:
         written = item.written
         if _plain(written) and not item.storage_options and item.credentials is None and not local_options:
             # A plain local path, the common case: nothing to expand, no options, no secrets.
             url = resolve(written)
             options: dict[str, Any] = {}
-            redact = _NO_SECRETS if "@" not in url and "=" not in url else Redactor({}, url_secrets(url))
+            plain = not known and "@" not in url and "=" not in url
+            redact = _NO_SECRETS if plain else Redactor({}, [*url_secrets(url), *known])
         else:
             expanded, hidden = _expand_url(written)
             url = absolute(expanded, config, resolve)
             protocols = [part.protocol or "file" for part in chain(url)]
             options = options_for(protocols, config, item.storage_options, item.credentials, item.timeout)
-            secrets = [*url_secrets(url), *hidden]
+            secrets = [*url_secrets(url), *hidden, *known]
             redact = Redactor(options, secrets) if options or secrets else _NO_SECRETS
         key = redact(written)
         out.append(
