@@ -1,15 +1,17 @@
-"""Shared fixtures: an in-memory filesystem and a way to write configs."""
+"""Shared fixtures: an in-memory filesystem, a way to write configs, the test servers and the captured log."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import fsspec
 import pytest
+import structlog
 import yaml
-from servers import WebServer
+from servers import Bucket, S3Server, WebServer
 
 
 @pytest.fixture
@@ -61,3 +63,31 @@ def web(web_server: WebServer) -> Iterator[WebServer]:
     web_server.reset()
     yield web_server
     web_server.reset()
+
+
+@pytest.fixture(scope="module")
+def s3_server() -> Iterator[S3Server]:
+    """moto's S3 API server for the module, enforcing its one user's keys."""
+    server = S3Server().start()
+    yield server
+    server.stop()
+
+
+_bucket_numbers = itertools.count()
+
+
+@pytest.fixture
+def bucket(s3_server: S3Server) -> Bucket:
+    """A bucket of its own for each test, so no test sees another's objects."""
+    name = f"memconfig-{next(_bucket_numbers)}"
+    s3_server.client().create_bucket(Bucket=name)
+    return Bucket(s3_server, name)
+
+
+@pytest.fixture
+def logs() -> Iterator[list[dict[str, Any]]]:
+    """The structlog events of the test, as dicts; structlog is unconfigured again afterwards."""
+    with structlog.testing.capture_logs() as captured:
+        yield captured
+    # capture_logs leaves structlog marked as configured (and printing to stdout).
+    structlog.reset_defaults()

@@ -25,7 +25,7 @@ from typing import Any
 
 from aiohttp import web
 
-__all__ = ["S3Server", "WebServer"]
+__all__ = ["Bucket", "S3Server", "WebServer"]
 
 HOST = "127.0.0.1"
 
@@ -480,3 +480,21 @@ class S3Server:
         )
         with urllib.request.urlopen(request) as response:
             return str(json.load(response)["PREVIOUS_INITIAL_NO_AUTH_ACTION_COUNT"])
+
+
+@dataclass
+class Bucket:
+    """A fresh bucket on the S3 server, and how to reach it."""
+
+    server: S3Server
+    name: str
+
+    def put(self, key: str, body: str | bytes) -> str:
+        """Store *body* at *key*; returns its ``s3://`` URL."""
+        data = body.encode() if isinstance(body, str) else body
+        self.server.client().put_object(Bucket=self.name, Key=key, Body=data)
+        return f"s3://{self.name}/{key}"
+
+    def storage(self) -> dict[str, Any]:
+        """A top-level ``storage`` section that reaches the server as its user."""
+        return {"s3": self.server.options()}

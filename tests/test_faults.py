@@ -10,7 +10,6 @@ on. Counts are asserted (requests the server saw, events), never wall time.
 
 from __future__ import annotations
 
-import itertools
 import socket
 import threading
 import time
@@ -22,7 +21,7 @@ from typing import Any
 
 import pytest
 import structlog
-from servers import S3Server, WebServer
+from servers import Bucket, WebServer
 
 from memconfig import Pipeline
 from memconfig.cli import main
@@ -63,40 +62,6 @@ def own_web() -> Iterator[WebServer]:
     server = WebServer().start()
     yield server
     server.stop()
-
-
-@pytest.fixture(scope="module")
-def s3_server() -> Iterator[S3Server]:
-    server = S3Server().start()
-    yield server
-    server.stop()
-
-
-_buckets = itertools.count()
-
-
-@dataclass
-class Bucket:
-    server: S3Server
-    name: str
-
-    def put(self, key: str, body: str) -> str:
-        self.server.client().put_object(Bucket=self.name, Key=key, Body=body.encode())
-        return f"s3://{self.name}/{key}"
-
-
-@pytest.fixture
-def bucket(s3_server: S3Server) -> Bucket:
-    name = f"faults-{next(_buckets)}"
-    s3_server.client().create_bucket(Bucket=name)
-    return Bucket(s3_server, name)
-
-
-@pytest.fixture
-def logs() -> Iterator[list[dict[str, Any]]]:
-    with structlog.testing.capture_logs() as captured:
-        yield captured
-    structlog.reset_defaults()
 
 
 def free_port() -> int:
@@ -213,7 +178,7 @@ def make_fault(case: str, web: WebServer, bucket: Bucket) -> Fault:
         url = bucket.put("a.md", "secret object")
         return Fault(url, "permission_denied", "AccessDenied", 0, storage={"s3": bucket.server.stranger()})
     if case == "s3-no-such-bucket":
-        return Fault("s3://no-such-bucket-here/a.md", "not_found", "NoSuchBucket", 0, storage=_storage(bucket))
+        return Fault("s3://no-such-bucket-here/a.md", "not_found", "NoSuchBucket", 0, storage=bucket.storage())
     if case == "s3-throttled":
         url, storage = _s3_proxied(web, bucket, "a.md")
         web.fail(f"{bucket.name}/a.md", 503, body=SLOW_DOWN)
@@ -226,10 +191,6 @@ def make_fault(case: str, web: WebServer, bucket: Bucket) -> Fault:
         storage = {"s3": bucket.server.options(endpoint_url=f"http://127.0.0.1:{free_port()}")}
         return Fault(f"s3://{bucket.name}/a.md", "remote_error", "EndpointConnectionError", 2, storage=storage)
     raise AssertionError(case)
-
-
-def _storage(bucket: Bucket) -> dict[str, Any]:
-    return {"s3": bucket.server.options()}
 
 
 FAULTS = [

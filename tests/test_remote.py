@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import itertools
 import json
 import os
 import socket
@@ -27,7 +26,7 @@ from typing import Any
 
 import pytest
 import structlog
-from servers import S3Server, WebServer
+from servers import Bucket, WebServer
 
 from memconfig import ConfigError, FsspecLoader, LoadRequest, Pipeline, Source, SourceError, load_config
 from memconfig.cli import main
@@ -55,52 +54,6 @@ def web(web_server: WebServer) -> Iterator[WebServer]:
     web_server.reset()
     yield web_server
     web_server.reset()
-
-
-@pytest.fixture(scope="module")
-def s3_server() -> Iterator[S3Server]:
-    """moto's S3 API server for the module, enforcing its one user's keys."""
-    server = S3Server().start()
-    yield server
-    server.stop()
-    assert_closed(int(server.endpoint_url.rsplit(":", 1)[1]))
-
-
-@dataclass
-class Bucket:
-    """A fresh bucket on the S3 server, and how to reach it."""
-
-    server: S3Server
-    name: str
-
-    def put(self, key: str, body: str | bytes) -> str:
-        data = body.encode() if isinstance(body, str) else body
-        self.server.client().put_object(Bucket=self.name, Key=key, Body=data)
-        return f"s3://{self.name}/{key}"
-
-    def storage(self) -> dict[str, Any]:
-        """A top-level ``storage`` section that reaches the server as its user."""
-        return {"s3": self.server.options()}
-
-
-_bucket_numbers = itertools.count()
-
-
-@pytest.fixture
-def bucket(s3_server: S3Server) -> Bucket:
-    """A bucket of its own for each test, so no test sees another's objects."""
-    name = f"memconfig-{next(_bucket_numbers)}"
-    s3_server.client().create_bucket(Bucket=name)
-    return Bucket(s3_server, name)
-
-
-@pytest.fixture
-def logs() -> Iterator[list[dict[str, Any]]]:
-    """The structlog events of the test, as dicts; structlog is unconfigured again afterwards."""
-    with structlog.testing.capture_logs() as captured:
-        yield captured
-    # capture_logs leaves structlog marked as configured (and printing to stdout).
-    structlog.reset_defaults()
 
 
 @pytest.fixture
