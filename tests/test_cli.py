@@ -30,8 +30,10 @@ Cli = Callable[..., subprocess.CompletedProcess[str]]
 # -- helpers -------------------------------------------------------------------
 
 
-def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m memconfig ARGS`` in a fresh process; no user error may print a traceback."""
+def run(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m memconfig ARGS`` in a fresh process (*stdin* its input); no user error may print a traceback."""
     environ = {k: v for k, v in os.environ.items() if not k.upper().startswith("MEMCONFIG_")}
     environ.update(env or {})
     done = subprocess.run(
@@ -43,6 +45,7 @@ def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) 
         env=environ,
         timeout=60,
         check=False,
+        input=stdin,
     )
     assert "Traceback" not in done.stderr, done.stderr
     assert "Traceback" not in done.stdout, done.stdout
@@ -232,6 +235,44 @@ def test_render_with_system_file(tmp_path: Path) -> None:
     assert done.stdout == expected
 
 
+def test_system_file_dash_reads_standard_input() -> None:
+    """``--system-file -`` reads the existing system prompt from standard input."""
+    expected, _, _ = expected_example_prompt("Système: be brief.\n")
+
+    done = run(
+        "render", "-c", str(EXAMPLE), "--system-file", "-", "--log-file", os.devnull, stdin="Système: be brief.\n"
+    )
+
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == expected
+
+
+@pytest.mark.parametrize("command", ["render", "validate", "sources"])
+def test_config_dash_reads_standard_input_relative_to_the_working_folder(tmp_path: Path, command: str) -> None:
+    """``-c -`` reads the config from standard input; its relative paths resolve against the working folder."""
+    (tmp_path / "notes.md").write_text("Keep it short.\n", encoding="utf-8")
+    config = "version: 1\nsources: [notes.md]\nformatter: {preset: plain}\n"
+
+    done = run(
+        command, "-c", "-", *(["--log-file", os.devnull] if command != "validate" else []), cwd=tmp_path, stdin=config
+    )
+
+    assert done.returncode == 0, done.stderr
+    expected = {"render": "Keep it short.", "validate": "<stdin>: ok (1 sources)\n"}
+    if command in expected:
+        assert done.stdout == expected[command]
+    else:
+        assert "loaded" in done.stdout and "notes.md" in done.stdout
+
+
+def test_config_and_system_file_cannot_both_be_standard_input(cli: Cli) -> None:
+    """``-c - --system-file -`` is a usage error: standard input can be read once."""
+    done = cli("render", "-c", "-", "--system-file", "-")
+
+    assert done.returncode == 2
+    assert "-c - and --system-file - cannot both read standard input" in done.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -281,6 +322,28 @@ def test_closed_stdout_ends_quietly() -> None:
 
     assert process.returncode == 141
     assert stderr == ""
+
+
+def test_reader_leaving_mid_prompt_exits_141_quietly(tmp_path: Path) -> None:
+    """A prompt larger than the pipe, its reader gone after one byte (``| head -c1``): exit 141, nothing printed."""
+    (tmp_path / "big.md").write_text("x" * 4_000_000, encoding="utf-8")
+    config = tmp_path / "memconfig.yaml"
+    config.write_text("version: 1\nloader: {max_bytes: 8000000}\nsources: [big.md]\n", encoding="utf-8")
+    environ = {k: v for k, v in os.environ.items() if not k.upper().startswith("MEMCONFIG_")}
+    with subprocess.Popen(
+        [sys.executable, "-m", "memconfig", "render", "-c", str(config)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environ,
+    ) as process:
+        assert process.stdout is not None and process.stderr is not None
+        assert process.stdout.read(1)
+        process.stdout.close()
+        stderr = process.stderr.read().decode()
+        process.wait(timeout=60)
+
+    assert process.returncode == 141
+    assert [json.loads(line)["event"] for line in stderr.splitlines()] == ["source_loaded", "prompt_built"]
 
 
 # -- where the log goes ---------------------------------------------------------------
