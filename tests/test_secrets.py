@@ -516,14 +516,15 @@ def in_process(argv: list[str], capsys: pytest.CaptureFixture[str], log: Path | 
     return Run(code, out, err, log.read_text(encoding="utf-8") if log is not None and log.exists() else "")
 
 
-def as_subprocess(argv: list[str], log: Path | None = None) -> Run:
-    """Run ``python -m memconfig`` in a fresh process, with the test's environment."""
+def as_subprocess(argv: list[str], log: Path | None = None, stdin: Path | None = None) -> Run:
+    """Run ``python -m memconfig`` in a fresh process, in the test's environment; *stdin*'s text from its folder."""
     done = subprocess.run(
         [sys.executable, "-m", "memconfig", *argv],
+        input=stdin.read_text(encoding="utf-8") if stdin is not None else None,
         capture_output=True,
         text=True,
         encoding="utf-8",
-        cwd=ROOT,
+        cwd=stdin.parent if stdin is not None else ROOT,
         env=dict(os.environ),
         timeout=120,
         check=False,
@@ -593,17 +594,22 @@ def test_no_secret_in_log_files(
     assert "source_retried" in run.log and "source_skipped" in run.log
 
 
+@pytest.mark.parametrize("config_from", ["file", "stdin"])
 @pytest.mark.parametrize("scenario_name", ["required-source-fails", "yaml-unclosed-quote-on-the-secret-line"])
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_no_secret_from_the_command_as_a_user_runs_it(
-    command: str, scenario_name: str, world: World, capsys: pytest.CaptureFixture[str]
+    command: str, scenario_name: str, config_from: str, world: World, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``python -m memconfig`` in a fresh process (its own stdlib logging, warnings and streams) leaks nothing."""
+    """``python -m memconfig`` in a fresh process (its own stdlib logging, warnings and streams) leaks nothing.
+
+    The config is given as a file, or on standard input (``-c -``) from its folder.
+    """
     scenario = SCENARIOS[scenario_name](world)
     reads = "--log-file" in help_of(command, capsys)
     log = world.folder / f"{command}-sub.log"
     options = ["--log-file", str(log)] if reads else []
-    run = as_subprocess([command, "-c", str(scenario.path), *COMMAND_ARGS[command], *options], log)
+    given, stdin = (str(scenario.path), None) if config_from == "file" else ("-", scenario.path)
+    run = as_subprocess([command, "-c", given, *COMMAND_ARGS[command], *options], log, stdin)
     check_run(run, scenario, command, reads, f"python -m memconfig {command} over {scenario_name}")
     if reads and not scenario.config_error:
         assert all(json.loads(line) for line in run.log.splitlines())  # JSON lines, every one
