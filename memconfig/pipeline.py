@@ -187,9 +187,13 @@ class Pipeline:
         block = self.formatter.format(sections)
         records = Lazy(functools.partial(_records, snapshot.records, sections, drops))
         view = (block.text, block.sha256, records, tuple(drops))
-        self._views[snapshot.digest] = view
-        while len(self._views) > _MEMO:
-            self._views.pop(next(iter(self._views)), None)
+        views = self._views
+        views[snapshot.digest] = view
+        while len(views) > _MEMO:
+            try:
+                views.popitem(last=False)  # one step (no iterator for another thread to invalidate)
+            except KeyError:
+                break  # another render emptied it meanwhile
         return view
 
     def _state(self, state: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:
