@@ -12,20 +12,18 @@ import functools
 import os
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
 import fsspec
 
 from ..failures import SkipReason
+from ..sources.hosts import host_allowed, shown_host
 from ..sources.urls import LOCAL, chain
 
 if TYPE_CHECKING:
     from ..config import Config
     from ..sources import Source
 
-__all__ = ["Confinement", "Roots", "host_allowed"]
-
-_DEFAULT_PORTS = {"http": 80, "https": 443}
+__all__ = ["Confinement", "Roots"]
 
 
 class Roots:
@@ -95,7 +93,7 @@ class Confinement:
             if self.protocols is not None and not _aliases(protocol) & self.protocols:
                 return SkipReason.PROTOCOL_NOT_ALLOWED, f"protocol {protocol!r} is not in loader.allowed_protocols"
             if self.hosts is not None and protocol in ("http", "https") and not host_allowed(part.text, self.hosts):
-                return SkipReason.HOST_NOT_ALLOWED, f"host {_host(part.text)!r} is not in loader.allowed_hosts"
+                return SkipReason.HOST_NOT_ALLOWED, f"host {shown_host(part.text)!r} is not in loader.allowed_hosts"
             local = source.chained and protocol in LOCAL and part.path
             if self.roots is not None and local and not self.roots.holds(os.path.realpath(part.path)):
                 return SkipReason.OUTSIDE_ROOT, self.outside(part.path)
@@ -107,31 +105,6 @@ class Confinement:
         real = os.path.realpath(path)
         where = f"{path} (resolves to {real})" if real != path else path
         return f"{where} is outside loader.allowed_roots"
-
-
-def host_allowed(url: str, allowed: Sequence[str]) -> bool:
-    """Whether the host of *url* matches one of *allowed*: ``name``, ``*.name`` (subdomains), either with ``:port``."""
-    parts = urlsplit(url)
-    name = (parts.hostname or "").lower()
-    try:
-        port = parts.port or _DEFAULT_PORTS.get(parts.scheme.lower())
-    except ValueError:
-        return False
-    for pattern in allowed:
-        pattern_name, colon, pattern_port = pattern.lower().rpartition(":")
-        if not colon or not pattern_port.isdigit():
-            pattern_name, pattern_port = pattern.lower(), ""
-        if pattern_port and int(pattern_port) != port:
-            continue
-        pattern_name = pattern_name.strip("[]")
-        if name == pattern_name or (pattern_name.startswith("*.") and name.endswith(pattern_name[1:])):
-            return True
-    return False
-
-
-def _host(url: str) -> str:
-    """The ``host`` or ``host:port`` of *url* as written, without user-info: for messages."""
-    return urlsplit(url).netloc.rpartition("@")[2].lower()
 
 
 @functools.lru_cache(maxsize=64)
