@@ -24,6 +24,8 @@ import pytest
 import structlog
 
 from memconfig.cli import main
+from memconfig.config import Config
+from memconfig.exceptions import ConfigError
 
 CORPUS = Path(__file__).parent / "bad_configs"
 COMMANDS = ("validate", "render")
@@ -125,6 +127,8 @@ def test_generated_bad_config_exits_2(
 _CHILD = """
 import json, resource, sys
 from memconfig.cli import main
+from memconfig.config import Config
+from memconfig.exceptions import ConfigError
 code = main(sys.argv[1:])
 sys.stdout.write(json.dumps({"code": code, "maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
 """
@@ -206,3 +210,31 @@ def test_a_config_given_as_a_pipe_is_read(tmp_path: Path, clean_environment: Non
         out, err = process.communicate(timeout=HANG)
 
     assert (process.returncode, out, err) == (0, f"{fifo}: ok (1 sources)\n", "")
+
+
+def test_json_nested_without_end_in_an_environment_override(
+    cli: Callable[..., tuple[int, str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``MEMCONFIG_*`` variable whose JSON nests 10,000 levels is a config error, not a RecursionError."""
+    monkeypatch.setenv("MEMCONFIG_STORAGE", '{"s3": ' + '{"a": ' * 10_000 + "1" + "}" * 10_001)
+    path = CORPUS / "data" / "minimal.yaml"
+
+    code, out, err = cli("validate", "-c", str(path))
+
+    assert (code, out) == (2, "")
+    assert (
+        err == f"memconfig: error: {path}: (environment): a MEMCONFIG_* variable holds JSON nested too deeply to read\n"
+    )
+
+
+def test_a_python_mapping_that_holds_itself_is_a_config_error() -> None:
+    """``Config.from_mapping`` of a mapping that contains itself stops at the depth limit, with the key path."""
+    storage: dict[str, object] = {}
+    storage["s3"] = storage
+
+    with pytest.raises(ConfigError) as raised:
+        Config.from_mapping({"version": 1, "storage": storage})
+
+    [problem] = raised.value.problems
+    assert problem.path.startswith("storage.s3.s3.")
+    assert problem.message == "nested deeper than the limit of 64 levels (memconfig.config.MAX_CONFIG_DEPTH)"

@@ -42,8 +42,8 @@ def with_environment(cls: type[BaseSettings], data: Mapping[str, Any]) -> dict[s
     """*data* with the ``MEMCONFIG_*`` overrides laid over it, as validation saw it."""
     try:
         overrides = EnvSettingsSource(cls)()
-    except ValueError:
-        overrides = {}  # a SettingsError, reported by validation
+    except (ValueError, RecursionError):
+        overrides = {}  # a SettingsError (or JSON nested without end), reported by validation
     return merge_options(data, overrides)
 
 

@@ -354,6 +354,8 @@ class Config(BaseSettings):
             problems += [problem_from_pydantic(err) for err in exc.errors()]
         except SettingsError as exc:
             problems.append(problem_from_settings(exc))
+        except RecursionError:  # the JSON of a MEMCONFIG_* variable, nested without end
+            problems.append(Problem("(environment)", "a MEMCONFIG_* variable holds JSON nested too deeply to read"))
         # The disk is checked even when the schema has problems, so that every problem is listed at once.
         plain = config.model_dump(include=ON_DISK) if config is not None else with_environment(cls, expanded)
         origin = Path(base_dir) if base_dir is not None else Path.cwd()
