@@ -10,7 +10,11 @@ on. Counts are asserted (requests the server saw, events), never wall time.
 
 from __future__ import annotations
 
+import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -171,6 +175,8 @@ def make_fault(case: str, web: WebServer, bucket: Bucket) -> Fault:
         return Fault(url, "timeout", "no answer within 0.5 s", 0, lambda: web.hits["bad.md"], 1)
     if case == "zip-over-refused-host":
         return Fault(f"zip://a.md::http://127.0.0.1:{free_port()}/x.zip", "remote_error", "Cannot connect", 2)
+    if case == "zip-over-stalled-host":  # opened in a worker thread: its requests time out too (no thread is held)
+        return Fault("zip://a.md::" + web.delay("x.zip", 30), "timeout", "no answer within 0.5 s", 0)
     if case == "zip-over-http-503":
         url = "zip://a.md::" + web.fail("x.zip", 503)
         return Fault(url, "remote_error", "HTTP 503", 2)
@@ -201,6 +207,7 @@ FAULTS = [
     "http-hang-up-before-answer",
     "http-stall",
     "zip-over-refused-host",
+    "zip-over-stalled-host",
     "zip-over-http-503",
     "s3-access-denied",
     "s3-no-such-bucket",
@@ -363,6 +370,30 @@ def test_server_killed_during_a_render(own_web: WebServer, good: str, logs: list
     assert skip["reason"] == "remote_error"
     assert [e["attempt"] for e in of(logs, "source_retried", url)] == [1, 2]
     assert own_web.hits["a.md"] == 1  # the retries were refused: nothing listened any more
+
+
+def test_process_exits_soon_after_a_zip_over_a_stalled_host(
+    own_web: WebServer, write_config: Callable[..., Path]
+) -> None:
+    """``memconfig render`` over a stalled zip host ends (exit 0, a ``timeout`` skip) instead of waiting at exit.
+
+    The zip is opened in a worker thread, which the loader cannot cancel; each
+    HTTP request it sends stops at the source's timeout, so the thread ends and
+    the interpreter can exit (aiohttp alone waits five minutes).
+    """
+    url = "zip://a.md::" + own_web.delay("x.zip", 600)
+    path = write_config(config([{"url": url, "timeout": 0.5}]))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCONFIG_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "memconfig", "render", "-c", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=HANG,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    [skip] = [e for e in map(json.loads, done.stderr.splitlines()) if e["event"] == "source_skipped"]
+    assert skip["reason"] == "timeout"
 
 
 # -- zip over HTTP: unreachable is not "not found" ---------------------------------

@@ -82,7 +82,18 @@ def defaults_for(protocol: str, timeout: float) -> dict[str, Any]:
     own retries, four by default with backoff, made an unreachable endpoint cost
     about 20 s) nor waits longer than the source's *timeout* to connect or read.
     s3fs passes ``config_kwargs`` to ``botocore.config.Config``.
+
+    HTTP: no request waits longer than *timeout* (aiohttp's default is five
+    minutes). The loader gives up on an attempt after *timeout* anyway, but a
+    filesystem run in a worker thread (a zip over HTTP) would hold that thread
+    until its request ended.
     """
+    if protocol in _HTTP:
+        try:
+            from aiohttp import ClientTimeout
+        except ImportError:  # the http extra is not installed: reading the source says so
+            return {}
+        return {"client_kwargs": {"timeout": ClientTimeout(total=timeout)}}
     if protocol in _S3:
         return {
             "config_kwargs": {
