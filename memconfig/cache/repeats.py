@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
+from fsspec.implementations.local import LocalFileSystem
+
 from ..failures import SkipReason
 from ..sources.places import same_place
 from ..stages import LoadResult
@@ -25,11 +27,12 @@ def mark_repeats(groups: Mapping[int, list[LoadResult]]) -> Mapping[int, list[Lo
     for index in sorted(groups):
         group = groups[index]
         for position, result in enumerate(group):
-            place = place_of(result)
-            if place is None:
+            if result.status == "skipped":
                 continue
-            owner = first.setdefault(place, result.source.key)
-            if owner == result.source.key:
+            place = place_of(result)
+            key = result.source.key
+            owner = first.setdefault(place, key)
+            if owner == key:
                 continue
             if marked is None:
                 marked = dict(groups)
@@ -46,12 +49,14 @@ def mark_repeats(groups: Mapping[int, list[LoadResult]]) -> Mapping[int, list[Lo
     return groups if marked is None else marked
 
 
-def place_of(result: LoadResult) -> str | None:
-    """Where a result's content is, in a form equal for all its spellings; ``None`` if nothing was read."""
-    if result.status == "skipped":
-        return None
+def place_of(result: LoadResult) -> str:
+    """Where a result that read its source has its content, in a form equal for all the source's spellings.
+
+    A local file's is its fingerprint (inode, size and modification time: the
+    same for every path to one file, distinct for two files), which no URL looks like.
+    """
     source = result.source
-    if source.local_path is not None:
-        # Inode, size and modification time: the same for every path to one file, distinct for two files.
-        return f"local:{result.fingerprint}" if result.fingerprint else same_place(source.url)
+    fs_path = source.fs_path
+    if result.fingerprint and fs_path is not None and isinstance(fs_path[0], LocalFileSystem):
+        return result.fingerprint
     return same_place(source.url)

@@ -233,24 +233,22 @@ class FsspecLoader:
 
     def _read_local(self, request: LoadRequest, path: str, started: float) -> LoadResult:
         # os-level calls: for small files the Python file object costs more than the read.
-        source = request.source
+        source, roots = request.source, self.roots
         try:
-            if self.roots is not None and not self.roots.holds(os.path.realpath(path)):
+            if roots is not None and not roots.holds(os.path.realpath(path)):
                 return self._outside(source, path, started)
             info = os.stat(path)
             if not stat.S_ISREG(info.st_mode):  # a FIFO or a device is never opened: it could block, or never end
                 return _not_regular(source, info, started)
-            # O_NONBLOCK: should the path have become a FIFO since, opening it does not wait for a writer.
+            known = local_fingerprint(info)
+            if known == request.fingerprint:
+                return _unchanged(request, known, started)
+            # O_NONBLOCK: should the path have become a FIFO since, opening it does not wait for a writer
+            # (and the read that follows sees another inode, below).
             fd = os.open(path, _OPEN_FLAGS)
             try:
-                info = os.fstat(fd)
-                if not stat.S_ISREG(info.st_mode):
-                    return _not_regular(source, info, started)
-                if self.roots is not None and not self.roots.holds(_opened_path(fd, path)):
+                if roots is not None and not roots.holds(_opened_path(fd, path)):
                     return self._outside(source, path, started)  # swapped for a link outside meanwhile
-                known = local_fingerprint(info)
-                if known == request.fingerprint:
-                    return _unchanged(request, known, started)
                 data, read = self._read_steady(fd, info)
                 if read is not info:  # read again after a change: the version read is the later one
                     known = local_fingerprint(read)
@@ -272,22 +270,26 @@ class FsspecLoader:
         return _skipped(source, SkipReason.OUTSIDE_ROOT, detail, started, fingerprint=known)
 
     def _read_steady(self, fd: int, info: os.stat_result) -> tuple[bytes, os.stat_result]:
-        """The bytes of an open regular file, read again if it changed while being read.
+        """The bytes of the open file *info* describes, read again if it changed while being read.
 
-        A file rewritten in place (not replaced) mid-read would give a mix of two
-        versions, or a truncated one: a read counts only if the file's size and
-        modification time are the same after it as before, and it gave that size.
+        A read counts only if the open file is the one *info* describes (the
+        path was not swapped between the ``stat`` and the ``open``) and its size
+        and modification time are the same after the read as before, and the
+        read gave that size: a file rewritten in place mid-read would give a mix
+        of two versions, or a truncated one.
         """
         limit = self.settings.max_bytes
         for _ in range(_STEADY_ATTEMPTS):
             # What the file holds (not a max_bytes buffer), and more if it grew meanwhile.
-            want = min(info.st_size, limit) + 1
+            want = (info.st_size if info.st_size < limit else limit) + 1
             data = os.pread(fd, want, 0)
             if len(data) == want <= limit:  # it grew while being read: read on, up to the limit
                 data += read_fd(fd, limit + 1 - want, limit + 1 - want, offset=want)
             after = os.fstat(fd)
+            if not stat.S_ISREG(after.st_mode):
+                raise _Skip(SkipReason.NOT_REGULAR_FILE, "became a FIFO or a device while being opened")
             # (A file of size 0 may still hold text: /proc and /sys give their size as 0.)
-            if (after.st_size, after.st_mtime_ns) == (info.st_size, info.st_mtime_ns) and (
+            if (after.st_ino, after.st_size, after.st_mtime_ns) == (info.st_ino, info.st_size, info.st_mtime_ns) and (
                 len(data) == info.st_size or len(data) > limit or info.st_size == 0
             ):
                 return data, info
