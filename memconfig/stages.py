@@ -69,6 +69,10 @@ class LoadResult:
     fingerprint: str | None = None
     duration_ms: float = 0.0
     fatal: bool = False  # a decode error under ``on_decode_error: fail``
+    read_at: float | None = None
+    """``time.perf_counter()`` when the read began (its successful attempt's). Of two reads of one
+    source in one process, the one begun later holds the newer version, whichever pass asked;
+    ``None``: the time the pass began."""
 
     @property
     def ok(self) -> bool:

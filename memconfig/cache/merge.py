@@ -30,7 +30,7 @@ class Pass:
     requests: list[LoadRequest]
     force: bool
     process: str
-    started: float = field(default_factory=time.monotonic)
+    started: float = field(default_factory=time.perf_counter)  # the clock of LoadResult.read_at
     revalidation: bool = False  # checking a state that holds contents, not filling an empty one
     basis: dict[str, Known] = field(default_factory=dict)  # process copies the requests were made against
 
@@ -56,7 +56,7 @@ class Merge:
         configured: Mapping[str, Source],
     ) -> None:
         self.work = work
-        self.stamp = work.stamp  # of every version this pass reads (one list, shared)
+        self.stamp = work.stamp  # of the version being folded in: its read's, else this pass's
         self.configured = configured  # a child that is also configured on its own belongs to that source
         self.latest = latest
         self.contents = contents
@@ -145,6 +145,9 @@ class Merge:
 
     def _one(self, result: LoadResult) -> MetaEntry | None:
         source, key = result.source, result.source.key
+        # When this version was read: a result shared from another pass's read, or a retry, is of its own time.
+        read_at = result.read_at
+        self.stamp = self.work.stamp if read_at is None else [self.work.process, read_at]
         old = self.old.get(key)
         # Content held for this source, from this location (not one the source pointed to before).
         held = old if old is not None and key in self.contents and old.get("url") == source.display_url else None
@@ -159,7 +162,7 @@ class Merge:
             assert result.content is not None and result.sha256 is not None
             copies = self.latest.copies
             latest = copies.get(key)
-            if latest is None or latest.read[1] <= self.work.started:
+            if latest is None or latest.read[1] <= stamp[1]:
                 copies[key] = Known(result.fingerprint, result.sha256, result.content, result.bytes, stamp)
             self._take(result, result.content, held)
             return _entry(source, result.sha256, result.fingerprint, result.bytes, stamp)
@@ -190,8 +193,8 @@ class Merge:
         return self._out(result, held)
 
     def _later(self, stamp: Stamp | None) -> bool:
-        """Whether *stamp* is of a pass of this process that began after this one."""
-        return stamp is not None and len(stamp) == 2 and stamp[0] == self.work.process and stamp[1] > self.work.started
+        """Whether *stamp* is of a read (or a pass) of this process begun after the one being folded in."""
+        return stamp is not None and len(stamp) == 2 and stamp[0] == self.work.process and stamp[1] > self.stamp[1]
 
     def _out(self, result: LoadResult, held: MetaEntry | None) -> MetaEntry | None:
         """A source that did not load: stale if a good copy exists and the failure may pass, else out."""

@@ -336,6 +336,7 @@ class FsspecLoader:
             return [self._failure(source, exc, started, is_dir)]
 
     async def _read_one(self, request: LoadRequest, fs: Any, path: str, started: float) -> LoadResult:
+        attempt = time.perf_counter()  # this attempt's version is the one read: a retry's is later than the first's
         native = fs.async_impl and not request.source.chained
         wanted = self.fingerprints or request.fingerprint is not None
         known = None
@@ -352,7 +353,7 @@ class FsspecLoader:
                 known = fingerprint(info)
         else:
             data = bytes(await self._in_thread(fs.cat_file, path, start=0, end=limit))
-        return self._finish(request, data, known, started)
+        return self._finish(request, data, known, started, attempt)
 
     async def _info(self, request: LoadRequest, fs: Any, path: str, native: bool) -> str | None:
         """The fingerprint fsspec's ``info()`` gives *path*, or ``None`` (the read then reports any real error).
@@ -405,8 +406,12 @@ class FsspecLoader:
 
     # -- shared: bytes to result, exceptions to reasons ------------------------
 
-    def _finish(self, request: LoadRequest, data: bytes, known: str | None, started: float) -> LoadResult:
+    def _finish(
+        self, request: LoadRequest, data: bytes, known: str | None, started: float, read_at: float | None = None
+    ) -> LoadResult:
+        """The result of *data* read for *request*; *read_at*: when the read began, if not at *started*."""
         source, settings = request.source, self.settings
+        read_at = started if read_at is None else read_at
         try:
             if len(data) > settings.max_bytes:
                 raise _Skip(SkipReason.TOO_LARGE, f"larger than loader.max_bytes ({settings.max_bytes} bytes)")
@@ -427,7 +432,7 @@ class FsspecLoader:
                 raise _Skip(SkipReason.EMPTY, "nothing left once comments and whitespace are removed")
         except _Skip as skip:  # the fingerprint lets a cache see next time that the file has not changed
             return _skipped(source, skip.reason, skip.detail, started, fatal=skip.fatal, fingerprint=known)
-        return LoadResult(source, "loaded", text, None, "", len(data), sha256, known, _ms(started))
+        return LoadResult(source, "loaded", text, None, "", len(data), sha256, known, _ms(started), read_at=read_at)
 
     def _failure(self, source: Source, exc: BaseException, started: float, is_dir: bool = False) -> LoadResult:
         if isinstance(exc, _Skip):
@@ -512,6 +517,7 @@ def _unchanged(request: LoadRequest, known: str | None, started: float, sha256: 
         sha256=sha256 or request.sha256,
         fingerprint=known,
         duration_ms=_ms(started),
+        read_at=started,
     )
 
 
@@ -532,4 +538,5 @@ def _skipped(
         fingerprint=fingerprint,
         duration_ms=_ms(started),
         fatal=fatal,
+        read_at=started,
     )
