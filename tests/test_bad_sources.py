@@ -227,3 +227,18 @@ def test_a_glob_matching_more_than_max_matches_is_skipped_whole(tmp_path: Path) 
         assert pipeline.render() == "good"
     assert _skips(logs) == {"note*.md": ("too_large", "matched 6 files, more than loader.max_matches (5)")}
     assert plain_pipeline(tmp_path, [{"glob": "note*.md"}], loader={"max_matches": 6}).render().count("note") == 6
+
+
+def test_a_zip_whose_archive_is_a_fifo_is_skipped_and_the_process_exits(tmp_path: Path) -> None:
+    """The archive of a chained URL is checked as a plain path is: a FIFO there is never opened."""
+    os.mkfifo(tmp_path / "rules.zip")
+    (tmp_path / "good.md").write_text("good")
+    config = tmp_path / "memconfig.yaml"
+    config.write_text("version: 1\nsources: ['zip://a.md::rules.zip', good.md]\nformatter: {preset: plain}\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "memconfig", "render", "-c", str(config)], capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stdout) == (0, "good"), done.stderr
+    (skip,) = [json.loads(line) for line in done.stderr.splitlines() if "source_skipped" in line]
+    assert skip["reason"] == "not_regular_file"
+    assert skip["detail"] == f"{tmp_path / 'rules.zip'} is a FIFO, not a regular file"

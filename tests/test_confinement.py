@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -165,3 +166,16 @@ def test_the_cli_fails_with_exit_1_naming_a_required_source_outside(tree: Path, 
     err = capsys.readouterr().err
     assert "source 'link.md' was not loaded and the render needs it: outside_root" in err
     assert "Traceback" not in err
+
+
+def test_a_git_repository_outside_the_roots_is_refused(tree: Path) -> None:
+    outside = tree.parent / "outside"
+    subprocess.run(["git", "init", "-q", str(outside)], check=True)
+    subprocess.run(["git", "-C", str(outside), "add", "secret.md"], check=True)
+    subprocess.run(
+        ["git", "-C", str(outside), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"], check=True
+    )
+    url = "git://../outside:HEAD@secret.md"
+    with capture_logs() as logs:
+        assert _confined(tree, [url, "AGENTS.md"]).render() == "inside"
+    assert _out(logs) == {url: "outside_root"}

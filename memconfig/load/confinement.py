@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 import fsspec
 
 from ..failures import SkipReason
-from ..sources.hosts import host_allowed, shown_host
-from ..sources.urls import LOCAL, chain
+from ..sources.hosts import HTTP, host_allowed, shown_host
+from ..sources.urls import LOCAL, chain, local_path_in
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -86,17 +86,19 @@ class Confinement:
     def refusal(self, source: Source) -> tuple[SkipReason, str] | None:
         """Why *source* may not be read, judged from its URL (a plain local file's folder is checked at its read).
 
-        The local links of a chained URL (``zip://a.md::/srv/x.zip``) are resolved here.
+        The local paths inside a URL (the archive of ``zip://a.md::/srv/x.zip``,
+        the repository of ``git:///srv/repo:v1@a.md``) are resolved here.
         """
         for part in chain(source.url):
             protocol = part.protocol or "file"
             if self.protocols is not None and not _aliases(protocol) & self.protocols:
                 return SkipReason.PROTOCOL_NOT_ALLOWED, f"protocol {protocol!r} is not in loader.allowed_protocols"
-            if self.hosts is not None and protocol in ("http", "https") and not host_allowed(part.text, self.hosts):
+            if self.hosts is not None and protocol in HTTP and not host_allowed(part.text, self.hosts):
                 return SkipReason.HOST_NOT_ALLOWED, f"host {shown_host(part.text)!r} is not in loader.allowed_hosts"
-            local = source.chained and protocol in LOCAL and part.path
-            if self.roots is not None and local and not self.roots.holds(os.path.realpath(part.path)):
-                return SkipReason.OUTSIDE_ROOT, self.outside(part.path)
+            if self.roots is not None and (source.chained or protocol not in LOCAL):
+                path = local_path_in(part)
+                if path is not None and not self.roots.holds(os.path.realpath(path)):
+                    return SkipReason.OUTSIDE_ROOT, self.outside(path)
         return None
 
     def outside(self, path: str) -> str:
@@ -110,7 +112,7 @@ class Confinement:
 @functools.lru_cache(maxsize=64)
 def _aliases(protocol: str) -> frozenset[str]:
     """*protocol* and the other names of its filesystem (``file`` and ``local``); ``http`` is not ``https``."""
-    if protocol in ("http", "https"):
+    if protocol in HTTP:
         return frozenset({protocol})
     try:
         names = fsspec.get_filesystem_class(protocol).protocol

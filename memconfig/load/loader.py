@@ -32,6 +32,7 @@ from .. import events
 from ..drive import Flow, run
 from ..expand import EXPANDERS, Expander
 from ..failures import SkipReason
+from ..sources.urls import chain, local_path_in
 from ..stages import LoadRequest, LoadResult, LocalCheck
 from .confinement import Confinement
 from .errors import classify, retry_after
@@ -319,6 +320,8 @@ class FsspecLoader:
         started = time.perf_counter()
         try:
             refused = self.confinement.refusal(source) if self.confinement is not None else None
+            if refused is None and source.chained:
+                refused = _irregular_link(source)
             if refused is not None:
                 return [_skipped(source, *refused, started)]
             if source.expander is not None:
@@ -491,6 +494,26 @@ def _not_regular(source: Source, info: os.stat_result, started: float) -> LoadRe
         return _skipped(source, SkipReason.IS_DIRECTORY, "is a directory", started)
     detail = f"is {kind}, not a regular file"
     return _skipped(source, SkipReason.NOT_REGULAR_FILE, detail, started, fingerprint=local_fingerprint(info))
+
+
+def _irregular_link(source: Source) -> tuple[SkipReason, str] | None:
+    """Why a local file inside a chained URL (the archive of ``zip://a.md::/srv/x.zip``) may not be opened.
+
+    A FIFO there would block the thread that opens it past any timeout, and
+    the process could not exit; so it is never opened, as for a plain path.
+    """
+    for part in chain(source.url):
+        path = local_path_in(part) if part.protocol != "git" else None  # a repository is a folder
+        if path is None:
+            continue
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue  # the read reports it
+        if not stat.S_ISREG(info.st_mode):
+            kind = _KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file")
+            return SkipReason.NOT_REGULAR_FILE, f"{source.redact(path)} is {kind}, not a regular file"
+    return None
 
 
 def _opened_path(fd: int, path: str) -> str:

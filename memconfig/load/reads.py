@@ -6,6 +6,8 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..sources.hosts import HTTP
+
 __all__ = ["call_s3", "is_http", "is_s3", "read_async", "read_fd", "s3_info"]
 
 
@@ -117,7 +119,7 @@ def read_fd(fd: int, want: int, limit: int, offset: int = 0) -> bytes:
 
 
 def is_http(fs: Any) -> bool:
-    return bool({"http", "https"} & _protocols(fs))
+    return bool(HTTP & _protocols(fs))
 
 
 def is_s3(fs: Any) -> bool:

@@ -19,9 +19,11 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["HostGuard", "HostNotAllowed", "host_allowed", "shown_host"]
+__all__ = ["DEFAULT_PORTS", "HTTP", "HostGuard", "HostNotAllowed", "host_allowed", "shown_host"]
 
-_DEFAULT_PORTS = {"http": 80, "https": 443}
+HTTP = frozenset({"http", "https"})
+"""The protocols whose sources reach a host."""
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 class HostNotAllowed(Exception):
@@ -63,7 +65,7 @@ def host_allowed(url: str, allowed: Sequence[str]) -> bool:
     parts = urlsplit(url)
     name = (parts.hostname or "").rstrip(".").lower()
     try:
-        port = parts.port or _DEFAULT_PORTS.get(parts.scheme.lower())
+        port = parts.port or DEFAULT_PORTS.get(parts.scheme.lower())
     except ValueError:
         return False
     for pattern in allowed:

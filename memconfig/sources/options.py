@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .hosts import HostGuard
+from .hosts import HTTP, HostGuard
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -13,7 +13,6 @@ if TYPE_CHECKING:
 __all__ = ["defaults_for", "merge_options", "options_for"]
 
 _S3 = frozenset({"s3", "s3a"})
-_HTTP = frozenset({"http", "https"})
 
 
 def options_for(
@@ -88,7 +87,7 @@ def defaults_for(protocol: str, timeout: float) -> dict[str, Any]:
     filesystem run in a worker thread (a zip over HTTP) would hold that thread
     until its request ended.
     """
-    if protocol in _HTTP:
+    if protocol in HTTP:
         try:
             from aiohttp import ClientTimeout
         except ImportError:  # the http extra is not installed: reading the source says so
@@ -107,7 +106,7 @@ def defaults_for(protocol: str, timeout: float) -> dict[str, Any]:
 
 def _guard(protocol: str, allowed: Sequence[str] | None) -> dict[str, Any]:
     """For HTTP under an allow-list: the client middleware that refuses requests (redirects too) to other hosts."""
-    if allowed is None or protocol not in _HTTP:
+    if allowed is None or protocol not in HTTP:
         return {}
     return {"client_kwargs": {"middlewares": (HostGuard(tuple(allowed)),)}}
 

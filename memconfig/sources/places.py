@@ -17,11 +17,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 import fsspec
 
+from .hosts import DEFAULT_PORTS, HTTP
 from .urls import LOCAL, Part, chain
 
 __all__ = ["same_place"]
 
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 _ENCODED = re.compile(r"%([0-9A-Fa-f]{2})")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
@@ -38,7 +38,7 @@ def _normal(part: Part) -> str:
         return "file://" + posixpath.normpath(part.path)
     if part.text == protocol:  # a bare protocol in a chain (simplecache::…)
         return protocol
-    if protocol in _DEFAULT_PORTS:
+    if protocol in HTTP:
         return _normal_http(part.text)
     try:
         cls = fsspec.get_filesystem_class(protocol)
@@ -59,7 +59,7 @@ def _normal_http(url: str) -> str:
         return url
     userinfo = parts.netloc.rpartition("@")[0]
     netloc = (
-        (f"{userinfo}@" if userinfo else "") + host + (f":{port}" if port and port != _DEFAULT_PORTS[scheme] else "")
+        (f"{userinfo}@" if userinfo else "") + host + (f":{port}" if port and port != DEFAULT_PORTS[scheme] else "")
     )
     path = _decode_unreserved(parts.path) or "/"
     kept_slash = path.endswith("/")

@@ -32,6 +32,7 @@ __all__ = [
     "Part",
     "absolute",
     "chain",
+    "local_path_in",
     "match_key",
     "protocol_problem",
     "resolve_url",
@@ -91,6 +92,16 @@ def chain(url: str) -> tuple[Part, ...]:
 def _single(url: str) -> tuple[Part, ...]:
     protocol, path = split_protocol(url)
     return (Part(protocol, path, url),)
+
+
+def local_path_in(part: Part) -> str | None:
+    """The path on this machine a link of a URL reads: a local file's, a git repository's; ``None`` if none."""
+    if (part.protocol is None or part.protocol in LOCAL) and part.path:
+        return part.path
+    if part.protocol == "git":
+        repo, colon, _ = part.path.partition(":")
+        return repo if colon and repo else None
+    return None
 
 
 def static_prefix(pattern: str) -> str:
