@@ -835,3 +835,24 @@ def test_json_lines_logger_writes_the_lines_of_the_processor_chain() -> None:
         {k: v for k, v in line.items() if k != "timestamp"} for line in want
     ]
     assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", line["timestamp"]) for line in got)
+
+
+def test_output_that_cannot_be_written_exits_74_without_a_traceback() -> None:
+    """A full disk (``/dev/full``) is neither a bad config (2) nor a failed source (1)."""
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "memconfig", "render", "-c", str(EXAMPLE)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 74
+    assert "memconfig: error: cannot write the output: No space left on device" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_system_file_is_bounded_like_a_config() -> None:
+    done = run("render", "-c", str(EXAMPLE), "--system-file", "/dev/zero")
+    assert done.returncode == 2
+    assert "--system-file /dev/zero: larger than the limit of 1048576 characters" in done.stderr

@@ -1,8 +1,9 @@
 """The ``memconfig`` command: one module per command, this one parses and dispatches.
 
-Exit codes: 0 ok, 1 a required source failed, 2 bad config or usage, 141
-the reader of stdout went away (``| head``: 128 + SIGPIPE, as the shell
-reports a program killed by it). The prompt (or table) goes to stdout, the
+Exit codes: 0 ok, 1 a required source failed, 2 bad config or usage, 74 the
+output could not be written (a full disk: ``EX_IOERR``), 141 the reader of
+stdout went away (``| head``: 128 + SIGPIPE, as the shell reports a program
+killed by it). The prompt (or table) goes to stdout, the
 load log to stderr or ``logging.file``. ``-c -`` reads the config from
 standard input.
 """
@@ -28,6 +29,7 @@ _LOGGED = ("render", "sources")  # the commands that read sources, and so write 
 STDIN = "-"
 #: The exit code when stdout is a pipe whose reader went away: 128 + SIGPIPE, as a shell shows it.
 BROKEN_PIPE = 141
+OUTPUT_FAILED = 74  # sysexits.h EX_IOERR
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -75,6 +77,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (``memconfig render ... | head -c1``): stop quietly, as other tools do.
         _silence()
         return BROKEN_PIPE
+    except OSError as exc:  # sources never raise (they are skipped with a reason): this is the output
+        with contextlib.suppress(OSError):
+            print(f"memconfig: error: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+        _silence()
+        return OUTPUT_FAILED
 
 
 def _load(name: str) -> Config:

@@ -6,7 +6,7 @@ import argparse
 import io
 import sys
 
-from ..config import Config
+from ..config import MAX_CONFIG_BYTES, Config
 from ..exceptions import ConfigError
 from ..pipeline import Pipeline
 from .logs import cli_logging
@@ -48,8 +48,8 @@ def _write_all(text: str) -> None:
     data = memoryview(text.encode("utf-8"))
     while data:
         written = out.write(data)
-        if written is None:  # a non-blocking stream took nothing; it raises rather than return None otherwise
-            break
+        if written is None:  # a non-blocking stream that took nothing: the rest would be lost
+            raise BlockingIOError("standard output would block")
         data = data[written:]
     out.flush()
 
@@ -61,12 +61,18 @@ def _read_system(args: argparse.Namespace) -> str | None:
         if args.system_file == "-":
             stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8")  # newlines read as a file's are
             try:
-                return stdin.read()
+                text = stdin.read(MAX_CONFIG_BYTES + 1)
             finally:
                 stdin.detach()
-        with open(args.system_file, encoding="utf-8") as file:
-            return file.read()
-    except (OSError, UnicodeDecodeError) as exc:
+        else:
+            with open(args.system_file, encoding="utf-8") as file:
+                text = file.read(MAX_CONFIG_BYTES + 1)
+        if len(text) > MAX_CONFIG_BYTES:
+            raise ValueError(
+                f"larger than the limit of {MAX_CONFIG_BYTES} characters (memconfig.config.MAX_CONFIG_BYTES)"
+            )
+        return text
+    except (OSError, ValueError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         shown = "<stdin>" if args.system_file == "-" else args.system_file
         raise ConfigError(f"--system-file {shown}: {reason}") from None

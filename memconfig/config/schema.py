@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import codecs
 import os
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+import fsspec
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
@@ -42,6 +44,7 @@ __all__ = [
     "SourceConfig",
 ]
 
+_HOST_PATTERN = re.compile(r"(\*\.)?([A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?")
 _SECTIONS = frozenset({"sources", "storage", "loader", "cache", "formatter", "appender", "logging"})
 
 
@@ -52,7 +55,7 @@ def _check_vars(value: str | None) -> str | None:
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # .inf would wait forever
 
 
 class SourceConfig(_Model):
@@ -124,8 +127,8 @@ class LoaderConfig(_Model):
     concurrency: int = Field(default=64, ge=1, le=1024)
     timeout: float = Field(default=30.0, gt=0)
     retries: int = Field(default=2, ge=0, le=20)
-    backoff: float = Field(default=0.2, ge=0)
-    max_matches: int = Field(default=1000, ge=1)
+    backoff: float = Field(default=0.2, ge=0, le=60)
+    max_matches: int = Field(default=1000, ge=1, le=1_000_000)
     """A glob matching more files than this is skipped whole (``too_large``)."""
     allowed_roots: list[str] | None = None
     """Local sources must lie inside one of these folders, symlinks resolved (``None``: anywhere)."""
@@ -133,6 +136,33 @@ class LoaderConfig(_Model):
     """Protocols a source may use, each link of a chained URL included (``None``: any)."""
     allowed_hosts: list[str] | None = None
     """Hosts an HTTP source, and every redirect it follows, may reach; ``*.example.com`` matches subdomains."""
+
+    @field_validator("allowed_roots")
+    @classmethod
+    def _plain_folders(cls, value: list[str] | None) -> list[str] | None:
+        for folder in value or ():
+            if not folder or any(ord(c) < 32 or c == "\x7f" for c in folder):
+                raise ValueError("a folder must be a non-empty path without control characters")
+        return value
+
+    @field_validator("allowed_protocols")
+    @classmethod
+    def _known_protocols(cls, value: list[str] | None) -> list[str] | None:
+        known = set(fsspec.available_protocols()) | {"file", "local"}
+        unknown = [p for p in value or () if p not in known]
+        if unknown:
+            raise ValueError(
+                f"unknown protocol {unknown[0]!r} (fsspec knows e.g. file, memory, http, https, s3, zip, git)"
+            )
+        return value
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _host_patterns(cls, value: list[str] | None) -> list[str] | None:
+        for pattern in value or ():
+            if not _HOST_PATTERN.fullmatch(pattern):
+                raise ValueError(f"{pattern!r} is not a host pattern (name, *.domain or [IPv6], optionally :port)")
+        return value
 
     @field_validator("encoding")
     @classmethod

@@ -390,7 +390,8 @@ class FsspecLoader:
                 reason, detail, transient = classify(exc)
                 if tries >= source.retries or not transient:
                     raise
-                delay = self.backoff * 2**tries * random.uniform(0.5, 1.0)
+                # Each wait is at most the source's timeout: a dead source costs at most twice that per attempt.
+                delay = min(self.backoff * 2**tries * random.uniform(0.5, 1.0), source.timeout)
                 asked = retry_after(exc)
                 if asked is not None:
                     delay = min(asked, source.timeout)
