@@ -1236,3 +1236,19 @@ def test_base_dir_cwd_is_the_process_working_folder(tmp_path: Path, monkeypatch:
     assert load_config(config_file).base_path == tmp_path / "work"
     config_file.write_text("version: 1\nbase_dir: <cwd>/sub\n")
     assert load_config(config_file).base_path == tmp_path / "work" / "sub"
+
+
+@pytest.mark.parametrize("key", ["template_file", "credentials_file"])
+def test_a_fifo_named_by_the_config_is_refused_not_waited_on(tmp_path: Path, key: str) -> None:
+    os.mkfifo(tmp_path / "fifo")
+    text = (
+        "version: 1\nformatter: {template_file: fifo}\n"
+        if key == "template_file"
+        else "version: 1\ncredentials_file: fifo\nsources: [{url: 's3://b/a.md', credentials: x}]\n"
+    )
+    (tmp_path / "c.yaml").write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(tmp_path / "c.yaml")
+    assert f"{'formatter.' if key == 'template_file' else ''}{key}: not a regular file: {tmp_path / 'fifo'}" in str(
+        caught.value
+    )

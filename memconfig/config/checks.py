@@ -9,6 +9,7 @@ plain data, so they run (and report) even when validation failed.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -133,6 +134,10 @@ def read_text(path: Path, key: str, problems: list[Problem]) -> str | None:
     explicitly (``-c <(…)``) is read to its end.
     """
     try:
+        if key and not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path):
+            # Only the config itself may be a pipe (-c <(…)); a FIFO named by it would block validation.
+            problems.append(Problem(key, f"not a regular file: {path}"))
+            return None
         with open(path, "rb") as file:
             data = file.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
