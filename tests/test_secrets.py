@@ -716,3 +716,28 @@ def test_no_secret_in_config_errors_from_a_mapping(environment: None) -> None:
     assert "UNSET_TEAM_TOKEN" in message and "UNSET_S3_SECRET" in message and "sources[0].storage_option" in message
     for thing in (caught.value, *caught.value.problems):
         assert_clean(shown(thing), type(thing).__name__, needles())
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        'formatter: {preset: "${API_TOKEN}"}',
+        'appender: {format: "${API_TOKEN}"}',
+        'loader: {encoding: "${API_TOKEN}"}',
+        'formatter: {section: "{${API_TOKEN}}"}',
+        'formatter: {template_file: "${API_TOKEN}"}',
+        'logging: {file: "/no/such/folder/${API_TOKEN}"}',
+    ],
+)
+def test_a_config_error_never_quotes_a_secret_variables_value(
+    field: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A message that quotes the value it rejects masks what a secret-named ``${VAR}`` put there."""
+    monkeypatch.setenv("API_TOKEN", "SECRET-in-a-rejected-value")
+    (tmp_path / "a.md").write_text("hi")
+    config = tmp_path / "c.yaml"
+    config.write_text(f"version: 1\n{field}\nsources: [a.md]\n")
+    assert main(["render", "-c", str(config)]) == 2
+    captured = capsys.readouterr()
+    assert "SECRET" not in captured.out + captured.err
+    assert "***" in captured.err

@@ -15,6 +15,7 @@ import structlog
 
 from ..events import LEVELS
 from ..exceptions import ConfigError
+from ..sources.redact import mask
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -128,7 +129,8 @@ def cli_logging(config: Config, args: argparse.Namespace) -> Iterator[None]:
         try:
             stream = open(target, "ab") if binary else open(target, "a", encoding="utf-8")  # noqa: SIM115
         except OSError as exc:
-            raise ConfigError(f"cannot open log file {target}: {exc.strerror or exc}") from None
+            shown = mask(str(target), config.secret_values)
+            raise ConfigError(f"cannot open log file {shown}: {exc.strerror or exc}") from None
     try:
         configure_cli_logging(log_format, args.log_level or options.level, stream)
         yield

@@ -28,7 +28,7 @@ from pydantic_settings import (
 from ..exceptions import ConfigError, Problem
 from ..format.presets import MEMORY_SLOT, PRESETS, SECTION_SLOTS, Preset
 from ..format.templates import Template
-from ..sources.redact import Redactor, redact_options, redact_url, variable_secrets
+from ..sources.redact import Redactor, mask, redact_options, redact_url, variable_secrets
 from .checks import ON_DISK, check_on_disk, resolve, with_environment
 from .expansion import expand_tree
 from .interpolation import expand_vars
@@ -393,7 +393,8 @@ class Config(BaseSettings):
         base = Path(os.path.abspath(_base_folder(origin, chosen) if isinstance(chosen, str) else origin))
         template_text, credentials = check_on_disk(plain, base, problems)
         if config is None or problems:
-            raise ConfigError(problems, file=file)
+            secrets = variable_secrets(data)  # a message may quote the value it rejects
+            raise ConfigError([Problem(p.path, mask(p.message, secrets)) for p in problems], file=file)
         config._file = file
         config._base = base
         config._template_text = template_text

@@ -30,6 +30,7 @@ __all__ = [
     "MASK",
     "Redactor",
     "is_secret_key",
+    "mask",
     "redact_options",
     "redact_url",
     "url_secrets",
@@ -155,6 +156,13 @@ def url_secrets(text: str) -> list[str]:
     if "=" in text:
         found += [m["value"] for m in _QUERY_RE.finditer(text) if is_secret_key(m["key"])]
     return found + [unquote(s) for s in found if unquote(s) != s]
+
+
+def mask(text: str, secrets: Iterable[str]) -> str:
+    """*text* with each of *secrets* (the longest first, so one inside another goes whole) as ``***``."""
+    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+        text = text.replace(secret, MASK)
+    return text
 
 
 def variable_secrets(tree: Any) -> list[str]:
