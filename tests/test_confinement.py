@@ -71,7 +71,7 @@ def test_glob_matches_are_confined_too(tree: Path) -> None:
     assert _out(logs) == {
         "link.md": "outside_root",
         "inner-link.md": "duplicate",
-        "rules/linked-dir/secret.md": "outside_root",
+        "rules/linked-dir/*.md": "outside_root",  # its folder resolves outside: refused before it is listed
     }
 
 
@@ -179,3 +179,13 @@ def test_a_git_repository_outside_the_roots_is_refused(tree: Path) -> None:
     with capture_logs() as logs:
         assert _confined(tree, [url, "AGENTS.md"]).render() == "inside"
     assert _out(logs) == {url: "outside_root"}
+
+
+def test_a_glob_outside_the_roots_is_refused_before_anything_is_listed(tree: Path) -> None:
+    pattern = str(tree.parent / "outside" / "**" / "*.md")
+    with capture_logs() as logs:
+        assert _confined(tree, [{"glob": pattern}, "AGENTS.md"]).render() == "inside"
+    (skip,) = events_named(logs, "source_skipped")
+    assert (skip["source"], skip["reason"]) == (pattern, "outside_root")
+    assert skip["detail"].endswith("is outside loader.allowed_roots: nothing was listed")
+    assert not events_named(logs, "source_expanded")

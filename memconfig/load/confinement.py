@@ -17,7 +17,7 @@ import fsspec
 
 from ..failures import SkipReason
 from ..sources.hosts import HTTP, host_allowed, shown_host
-from ..sources.urls import LOCAL, chain, local_path_in
+from ..sources.urls import LOCAL, chain, local_path_in, static_prefix
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -41,6 +41,11 @@ class Roots:
     def holds(self, real: str) -> bool:
         """Whether the resolved path *real* is one of the folders or lies inside one."""
         return real in self.folders or real.startswith(self._prefixes)
+
+    def may_hold(self, real: str) -> bool:
+        """Whether something below the resolved folder *real* can lie in a root: it is inside one, or holds one."""
+        below = real if real.endswith(os.sep) else real + os.sep
+        return self.holds(real) or any(folder.startswith(below) for folder in self.folders)
 
 
 class Confinement:
@@ -95,10 +100,14 @@ class Confinement:
                 return SkipReason.PROTOCOL_NOT_ALLOWED, f"protocol {protocol!r} is not in loader.allowed_protocols"
             if self.hosts is not None and protocol in HTTP and not host_allowed(part.text, self.hosts):
                 return SkipReason.HOST_NOT_ALLOWED, f"host {shown_host(part.text)!r} is not in loader.allowed_hosts"
-            if self.roots is not None and (source.chained or protocol not in LOCAL):
+            if self.roots is None:
+                continue
+            if source.chained or protocol not in LOCAL:
                 path = local_path_in(part)
                 if path is not None and not self.roots.holds(os.path.realpath(path)):
                     return SkipReason.OUTSIDE_ROOT, self.outside(path)
+            elif source.glob and not self.roots.may_hold(os.path.realpath(static_prefix(part.path) or ".")):
+                return SkipReason.OUTSIDE_ROOT, f"{self.outside(static_prefix(part.path))}: nothing was listed"
         return None
 
     def outside(self, path: str) -> str:
