@@ -176,8 +176,13 @@ def variable_secrets(tree: Any) -> list[str]:
     """
     found: list[str] = []
     stack = [tree]
+    seen: set[int] = set()  # a mapping built in Python may hold itself
     while stack:  # no recursion: a mapping built in Python may nest deep
         value = stack.pop()
+        if isinstance(value, Mapping | list | tuple):
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
         if isinstance(value, str):
             if "${" in value:
                 try:
