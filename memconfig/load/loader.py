@@ -250,9 +250,12 @@ class FsspecLoader:
             try:
                 if roots is not None and not roots.holds(_opened_path(fd, path)):
                     return self._outside(source, path, started)  # swapped for a link outside meanwhile
-                data, read = self._read_steady(fd, info)
-                if read is not info:  # read again after a change: the version read is the later one
-                    known = local_fingerprint(read)
+                size = info.st_size
+                data = os.pread(fd, (size if size < self.settings.max_bytes else self.settings.max_bytes) + 1, 0)
+                if len(data) != size:  # not the size stat'ed: changed meanwhile, too large, or /proc's size 0
+                    data, read = self._read_steady(fd, info, data)
+                    if read is not info:  # read again after a change: the version read is the later one
+                        known = local_fingerprint(read)
             finally:
                 os.close(fd)
         except _Skip as skip:
@@ -270,20 +273,19 @@ class FsspecLoader:
         detail = source.redact(self.confinement.outside(path))
         return _skipped(source, SkipReason.OUTSIDE_ROOT, detail, started, fingerprint=known)
 
-    def _read_steady(self, fd: int, info: os.stat_result) -> tuple[bytes, os.stat_result]:
-        """The bytes of the open file *info* describes, read again if it changed while being read.
+    def _read_steady(self, fd: int, info: os.stat_result, data: bytes) -> tuple[bytes, os.stat_result]:
+        """*data*, the first read of the open file *info* describes, or a later read if it changed meanwhile.
 
-        A read counts only if the open file is the one *info* describes (the
-        path was not swapped between the ``stat`` and the ``open``) and its size
-        and modification time are the same after the read as before, and the
-        read gave that size: a file rewritten in place mid-read would give a mix
-        of two versions, or a truncated one.
+        Called when the first read did not come out at the size stat'ed. A read
+        counts only if the open file is the one *info* describes (the path was
+        not swapped between the ``stat`` and the ``open``), its size and
+        modification time are the same after the read as before, and the read
+        gave that size: a file truncated and rewritten mid-read would give a
+        mix of two versions, or a cut one.
         """
         limit = self.settings.max_bytes
         for _ in range(_STEADY_ATTEMPTS):
-            # What the file holds (not a max_bytes buffer), and more if it grew meanwhile.
             want = (info.st_size if info.st_size < limit else limit) + 1
-            data = os.pread(fd, want, 0)
             if len(data) == want <= limit:  # it grew while being read: read on, up to the limit
                 data += read_fd(fd, limit + 1 - want, limit + 1 - want, offset=want)
             after = os.fstat(fd)
@@ -295,6 +297,8 @@ class FsspecLoader:
             ):
                 return data, info
             info = after
+            want = (info.st_size if info.st_size < limit else limit) + 1
+            data = os.pread(fd, want, 0)
         raise _Skip(SkipReason.CHANGED_DURING_READ, f"still changing after {_STEADY_ATTEMPTS} reads")
 
     # -- remote (everything else), on fsspec's I/O loop -----------------------
