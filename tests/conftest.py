@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -91,3 +92,11 @@ def logs() -> Iterator[list[dict[str, Any]]]:
         yield captured
     # capture_logs leaves structlog marked as configured (and printing to stdout).
     structlog.reset_defaults()
+
+
+@pytest.fixture
+def closed_port() -> int:
+    """A loopback port on which nothing listens: connections to it are refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

@@ -49,22 +49,6 @@ def web_server() -> Iterator[WebServer]:
 
 
 @pytest.fixture
-def web(web_server: WebServer) -> Iterator[WebServer]:
-    """The aiohttp server with no paths set up and all counts at zero."""
-    web_server.reset()
-    yield web_server
-    web_server.reset()
-
-
-@pytest.fixture
-def closed_port() -> int:
-    """A loopback port on which nothing listens."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@pytest.fixture
 def bundle(tmp_path: Path) -> Path:
     """A real zip file holding ``AGENTS.md`` and ``rules/{AGENTS,a,b}.md``."""
     path = tmp_path / "bundle.zip"

@@ -20,11 +20,10 @@ import base64
 import json
 import logging
 import os
-import socket
 import subprocess
 import sys
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -104,22 +103,6 @@ def assert_clean(text: str, where: str, secrets: set[str]) -> None:
 
 
 # -- servers -------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def s3_server() -> Iterator[S3Server]:
-    """moto's S3 API server, which refuses a request signed with a wrong secret."""
-    server = S3Server().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def closed_port() -> int:
-    """A loopback port on which nothing listens: connections to it are refused."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture
