@@ -30,6 +30,7 @@ import structlog
 
 if TYPE_CHECKING:
     from .failures import Failure
+    from .process import Note
     from .sources import Source
     from .stages import LoadResult
 
@@ -38,6 +39,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "EventSpec",
     "PromptBuilt",
+    "processor_note",
     "prompt_failed",
     "render_scope",
     "source_dropped",
@@ -205,9 +207,21 @@ EVENTS: Mapping[str, EventSpec] = MappingProxyType(
             ),
             EventSpec(
                 "source_dropped",
-                (*_SOURCE, "reason", "processor", "chars"),
+                (*_SOURCE, "reason", "processor", "chars", "detail"),
                 "warning",
                 "a processor took a loaded source out of the prompt",
+            ),
+            EventSpec(
+                "source_truncated",
+                (*_SOURCE, "processor", "limit", "chars_before", "chars_after"),
+                "warning",
+                "a budget cut a source on a line boundary; the rest of it is in the prompt",
+            ),
+            EventSpec(
+                "content_escaped",
+                (*_SOURCE, "processor", "tags", "count"),
+                "warning",
+                "a source held its wrapper's closing tag, neutralised so that it cannot end the block",
             ),
             EventSpec(
                 "prompt_built",
@@ -226,6 +240,8 @@ EVENTS: Mapping[str, EventSpec] = MappingProxyType(
                     "loaded",
                     "skipped",
                     "dropped",
+                    "truncated",
+                    "escaped",
                 ),
                 "info",
                 "one render finished: counts, the block's size and hash, what the cache did",
@@ -328,7 +344,7 @@ def source_expanded(source: Source, via: str, matches: Iterable[str]) -> None:
     )
 
 
-def source_dropped(source: str, name: str, url: str, reason: str, processor: str, chars: int) -> None:
+def source_dropped(source: str, name: str, url: str, reason: str, processor: str, chars: int, detail: str = "") -> None:
     """Processor *processor* took a loaded source (of *chars* characters) out of the prompt."""
     _emit(
         "warning",
@@ -340,8 +356,20 @@ def source_dropped(source: str, name: str, url: str, reason: str, processor: str
             "reason": str(reason),
             "processor": processor,
             "chars": chars,
+            "detail": detail,
         },
     )
+
+
+#: The events a processor's :class:`~memconfig.process.Note` may be, and the count each adds to in ``prompt_built``.
+NOTE_COUNTS: Mapping[str, str] = MappingProxyType({"source_truncated": "truncated", "content_escaped": "escaped"})
+
+
+def processor_note(note: Note) -> None:
+    """What a processor did to a section it kept: the note's event, with the note's fields."""
+    section = note.section
+    fields = {"source": section.source, "name": section.name, "url": section.url, "processor": note.processor}
+    _emit(EVENTS[note.event].level, note.event, {**fields, **note.fields})
 
 
 class PromptBuilt:

@@ -18,15 +18,15 @@ from .drive import Flow, arun, run
 from .exceptions import SourceError
 from .format import TemplateFormatter
 from .load import FsspecLoader
-from .process import Cleaning, Drop, ProcessorChain
+from .process import Cleaning, Drop, Note, ProcessorChain
 from .render import Lazy, Render, Section, SourceRecord
 from .sources import build_sources
 from .stages import Appender, Formatter, Loader, LoadResult, Processor, Snapshot, StateCache
 
 __all__ = ["Pipeline"]
 
-_View = tuple[str, str, Lazy[tuple[SourceRecord, ...]], tuple[Drop, ...]]
-"""A snapshot processed and formatted: the block, its sha256, the records, the sections taken out."""
+_View = tuple[str, str, Lazy[tuple[SourceRecord, ...]], tuple[Drop, ...], tuple[Note, ...]]
+"""A snapshot processed and formatted: the block, its sha256, the records, the sections taken out, the notes."""
 _CACHE_COUNTS = ("cache_hits", "revalidated", "refreshed", "stale", "loaded", "skipped")
 _MEMO = 8  # distinct blocks kept: enough for states that differ, small enough to stay flat under churn
 
@@ -158,7 +158,7 @@ class Pipeline:
             raise SourceError(snapshot.failures)
         outcome.log(duration_ms)
         self._outcome = outcome.again()
-        text, sha256, records, _ = outcome.view
+        text, sha256, records, _, _ = outcome.view
         return Render(text, sha256, render_id, records, outcome.counts, outcome.memo)
 
     def _account(self, snapshot: Snapshot) -> _Outcome:
@@ -170,7 +170,12 @@ class Pipeline:
         for drop in view[3]:  # each source that enters a state is told why it is not in the prompt
             if not memo or drop.section.source in snapshot.taken:
                 s = drop.section
-                events.source_dropped(s.source, s.name, s.url, drop.reason, drop.processor, len(s.text))
+                events.source_dropped(s.source, s.name, s.url, drop.reason, drop.processor, len(s.text), drop.detail)
+        noted = dict.fromkeys(events.NOTE_COUNTS.values(), 0)
+        for note in view[4]:
+            if not memo or note.section.source in snapshot.taken:
+                events.processor_note(note)
+            noted[events.NOTE_COUNTS[note.event]] += 1
         dropped = len(view[3])
         stats = snapshot.stats
         counts = {
@@ -178,15 +183,16 @@ class Pipeline:
             "sources_loaded": len(snapshot.sections) - dropped,
             "sources_skipped": stats.get("sources_skipped", 0) + dropped,
             "dropped": dropped,
+            **noted,
         }
         return _Outcome(snapshot, view, MappingProxyType(counts), memo)
 
     def _view(self, snapshot: Snapshot) -> _View:
         """Process and format *snapshot*; its records are made when first asked for. Memoised by digest."""
-        sections, drops = self.processors(snapshot.sections)
+        sections, drops, notes = self.processors(snapshot.sections)
         block = self.formatter.format(sections)
-        records = Lazy(functools.partial(_records, snapshot.records, sections, drops))
-        view = (block.text, block.sha256, records, tuple(drops))
+        records = Lazy(functools.partial(_records, snapshot.records, sections, drops, notes))
+        view = (block.text, block.sha256, records, tuple(drops), tuple(notes))
         views = self._views
         views[snapshot.digest] = view
         while len(views) > _MEMO:
@@ -223,7 +229,7 @@ class _Outcome:
         memo: bool,
     ) -> None:
         self.snapshot, self.view, self.counts, self.memo = snapshot, view, counts, memo
-        text, sha256, _, drops = view
+        text, sha256, _, drops, _ = view
         dropped = len(drops)
         fields = {
             "sources_loaded": counts["sources_loaded"],
@@ -233,6 +239,7 @@ class _Outcome:
             "memo": memo,
             **{key: counts.get(key, 0) for key in _CACHE_COUNTS},
             "dropped": dropped,
+            **{key: counts.get(key, 0) for key in events.NOTE_COUNTS.values()},
         }
         self.log = events.PromptBuilt(fields)
 
@@ -248,18 +255,24 @@ def _token(stage: object) -> str:
 
 
 def _records(
-    seen: Lazy[tuple[SourceRecord, ...]], sections: Sequence[Section], drops: Sequence[Drop]
+    seen: Lazy[tuple[SourceRecord, ...]], sections: Sequence[Section], drops: Sequence[Drop], notes: Sequence[Note]
 ) -> tuple[SourceRecord, ...]:
-    """The cache's records with what processing did: characters in the block, sources taken out."""
+    """The cache's records with what processing did: characters in the block, sources taken out, notes."""
     chars = {s.source: len(s.text.rstrip()) for s in sections}  # as the formatter lays it out
     out = {d.section.source: d for d in drops}
+    noted: dict[str, tuple[str, ...]] = {}
+    for note in notes:
+        noted[note.section.source] = (*noted.get(note.section.source, ()), note.event)
     records = []
     for record in seen():
         if record.source in out:
             drop = out[record.source]
-            record = record._replace(status="skipped", reason=drop.reason, detail=f"by {drop.processor}")
+            detail = f"by {drop.processor}" + (f": {drop.detail}" if drop.detail else "")
+            record = record._replace(status="skipped", reason=drop.reason, detail=detail)
         elif record.source in chars:
             record = record._replace(chars=chars[record.source])
+        if record.source in noted:
+            record = record._replace(notes=noted[record.source])
         records.append(record)
     return _with_parent_sizes(records)
 

@@ -51,6 +51,7 @@ class SourceRecord(NamedTuple):
     Attributes:
         chars: the characters it takes in the block (0 when not in it).
         sha256: the hash of its content as read; for an expanded source, of its list of children.
+        notes: the events processors logged about it while keeping it (``source_truncated``, ``content_escaped``).
     """
 
     name: str
@@ -63,6 +64,7 @@ class SourceRecord(NamedTuple):
     sha256: str | None = None
     parent: str | None = None
     via: str | None = None
+    notes: tuple[str, ...] = ()
 
 
 class Lazy(Generic[T]):
@@ -94,7 +96,8 @@ class Render:
         sha256: the SHA-256 of *text* as UTF-8, for prompt-cache keys.
         render_id: the id every event of this render carries.
         counts: the counts logged in ``prompt_built`` (``sources_loaded``, ``sources_skipped``,
-            ``cache_hits``, ``revalidated``, ``refreshed``, ``stale``, ``loaded``, ``skipped``, ``dropped``).
+            ``cache_hits``, ``revalidated``, ``refreshed``, ``stale``, ``loaded``, ``skipped``, ``dropped``,
+            ``truncated``, ``escaped``).
         memo: the block was served from the memo (no processing, no formatting).
     """
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable
 
     from .drive import Flow
+    from .process import Processed
     from .sources import Source
 
 __all__ = [
@@ -149,12 +150,14 @@ class Processor(Protocol):
     A section left out of the result is out of the prompt (logged as
     ``source_dropped``); *token* names what the step does and with which
     settings, so that changing it invalidates memoised blocks and states.
+    A :class:`~memconfig.process.Processed` result also says why a section was
+    left out and what was done to the ones kept (cuts, escapes: their events).
     """
 
     @property
     def token(self) -> str: ...
 
-    def __call__(self, sections: Sequence[Section]) -> Sequence[Section]: ...
+    def __call__(self, sections: Sequence[Section]) -> Sequence[Section] | Processed: ...
 
 
 @runtime_checkable

@@ -19,6 +19,7 @@ from structlog.testing import capture_logs
 
 from memconfig import Pipeline, Render, Section, SourceError
 from memconfig.events import EVENTS, SCHEMA_VERSION, EventSpec
+from memconfig.process import Note, Processed
 
 BOOKKEEPING = {"event", "log_level", "render_id"}
 FAST = {"backoff": 0.01, "timeout": 5, "retries": 2}
@@ -52,6 +53,22 @@ class DropNamed:
 
     def __call__(self, sections: Sequence[Section]) -> Sequence[Section]:
         return [s for s in sections if s.source != self.key]
+
+
+class NoteNamed:
+    """Keeps every section; says it cut and escaped the one with key *key* (what budgets and escaping report)."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.token = f"note:{key}"
+
+    def __call__(self, sections: Sequence[Section]) -> Processed:
+        notes = []
+        for s in sections:
+            if s.source == self.key:
+                cut = {"limit": 1, "chars_before": len(s.text), "chars_after": 1}
+                notes += [Note(s, "source_truncated", cut), Note(s, "content_escaped", {"tags": ["x"], "count": 1})]
+        return Processed(sections, notes)
 
 
 @pytest.fixture
@@ -176,11 +193,11 @@ def test_every_event_has_exactly_its_declared_fields(project: Path, web: WebServ
             "cache": {"policy": "revalidate"},
             "formatter": {"preset": "plain"},
         },
-        processors=[DropNamed("b.md")],
+        processors=[DropNamed("b.md"), NoteNamed("a.md")],
     )
     state: dict[str, Any] = {}
     with capture_logs() as logs:
-        pipeline.build(state)  # loaded, skipped, expanded, dropped, retried, built
+        pipeline.build(state)  # loaded, skipped, expanded, dropped, truncated, escaped, retried, built
         web.fail("flaky.md", 503)
         pipeline.build(state)  # stale
         with pytest.raises(SourceError):

@@ -27,6 +27,8 @@ COUNTS = {
     "loaded",
     "skipped",
     "dropped",
+    "truncated",
+    "escaped",
 }
 
 
@@ -121,7 +123,7 @@ def test_skipped_record_carries_a_skip_reason(project: Path) -> None:
 
 
 def test_counts_hold_every_key_of_prompt_built(project: Path) -> None:
-    """`counts` has the nine counts, equal to those logged in `prompt_built`, and is read-only."""
+    """`counts` has the eleven counts, equal to those logged in `prompt_built`, and is read-only."""
     with capture_logs() as logs:
         render = _pipeline(project, ["a.md", "missing.md", {"glob": "rules/*.md"}]).build({})
     assert set(render.counts) == COUNTS

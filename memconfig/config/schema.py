@@ -36,16 +36,20 @@ from .problems import problem_from_pydantic, problem_from_settings
 
 __all__ = [
     "AppenderConfig",
+    "BudgetConfig",
     "CacheConfig",
+    "CacheControlConfig",
     "Config",
     "FormatterConfig",
     "LoaderConfig",
     "LoggingConfig",
+    "PresetConfig",
     "SourceConfig",
+    "TokensConfig",
 ]
 
 _HOST_PATTERN = re.compile(r"(\*\.)?([A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?")
-_SECTIONS = frozenset({"sources", "storage", "loader", "cache", "formatter", "appender", "logging"})
+_SECTIONS = frozenset({"sources", "storage", "loader", "cache", "formatter", "presets", "appender", "logging"})
 
 
 def _check_vars(value: str | None) -> str | None:
@@ -74,6 +78,16 @@ class SourceConfig(_Model):
     credentials: str | None = None
     timeout: float | None = Field(default=None, gt=0)
     retries: int | None = Field(default=None, ge=0, le=20)
+    title: str | None = None
+    """The section's ``{title}`` slot (default: the name)."""
+    priority: int = 0
+    """Under ``formatter.budget``, the lowest priority is cut or dropped first (on equal priority, the later source)."""
+    max_chars: int | None = Field(default=None, gt=0)
+    """This source's own budget, in characters: cut on a line boundary, with the marker."""
+    max_tokens: int | None = Field(default=None, gt=0)
+    """This source's own budget, in tokens (counted as ``formatter.tokens`` says)."""
+    strip_frontmatter: bool | None = None
+    """Remove a leading YAML ``---`` block (``None``: the layout's rule)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -182,6 +196,45 @@ class CacheConfig(_Model):
     state_key: str = Field(default="memory_contents", min_length=1)
 
 
+class BudgetConfig(_Model):
+    """A limit on the whole block, and what happens to sources when they do not fit."""
+
+    max_chars: int | None = Field(default=None, gt=0)
+    max_tokens: int | None = Field(default=None, gt=0)
+    policy: Literal["fail", "truncate", "drop"] = "truncate"
+    marker: str | None = None
+    """The text left where a source was cut (a template; ``""``: none, the cut is still logged)."""
+
+    @model_validator(mode="after")
+    def _one_limit(self) -> BudgetConfig:
+        if (self.max_chars is None) == (self.max_tokens is None):
+            raise ValueError("give exactly one of 'max_chars' or 'max_tokens'")
+        return self
+
+
+class TokensConfig(_Model):
+    """How tokens are counted for ``max_tokens``: an estimate, or exact counts with tiktoken."""
+
+    count: Literal["estimate", "tiktoken"] = "estimate"
+    encoding: str = "cl100k_base"
+    """The tiktoken encoding's name."""
+    encoding_file: str | None = None
+    """A local ``.tiktoken`` file with the encoding's ranks: nothing is ever downloaded."""
+
+
+class PresetConfig(_Model):
+    """A preset defined in the config's ``presets:`` section: a base preset with fields replaced."""
+
+    extends: str = "plain"
+    template: str | None = None
+    section: str | None = None
+    separator: str | None = None
+    empty: str | None = None
+    strip_html_comments: bool | None = None
+    strip_frontmatter: bool | None = None
+    escape: bool | None = None
+
+
 class FormatterConfig(_Model):
     """The memory block's layout: a preset, each field overridable."""
 
@@ -192,6 +245,11 @@ class FormatterConfig(_Model):
     separator: str | None = None
     empty: str | None = None
     strip_html_comments: bool | None = None
+    strip_frontmatter: bool | None = None
+    escape: bool | None = None
+    """Neutralise a wrapper's closing tag inside content (``None``: the layout's rule, on for tag layouts)."""
+    budget: BudgetConfig | None = None
+    tokens: TokensConfig = Field(default_factory=TokensConfig)
 
     @field_validator("preset")
     @classmethod
@@ -234,12 +292,25 @@ class FormatterConfig(_Model):
         )
 
 
+class CacheControlConfig(_Model):
+    """Anthropic prompt caching on the memory block."""
+
+    type: Literal["ephemeral"] = "ephemeral"
+    ttl: Literal["5m", "1h"] | None = None
+
+
 class AppenderConfig(_Model):
     """The shape a render is handed over in, and how the block joins an existing system prompt."""
 
     format: str = "text"
     separator: str = "\n\n"
     position: Literal["append", "prepend"] = "append"
+    placement: Literal["system", "user"] = "system"
+    """``user``: the block goes in a user message before the first user turn (as Codex and Claude Code do)."""
+    role: Literal["system", "developer"] = "system"
+    """The role of the message the ``openai`` appender adds the block to."""
+    cache_control: CacheControlConfig | None = None
+    """``anthropic`` / ``langchain``: mark the memory block for prompt caching."""
 
     @field_validator("format")
     @classmethod
@@ -283,6 +354,7 @@ class Config(BaseSettings):
     loader: LoaderConfig = Field(default_factory=LoaderConfig)
     cache: CacheConfig = Field(default_factory=CacheConfig)
     formatter: FormatterConfig = Field(default_factory=FormatterConfig)
+    presets: dict[str, PresetConfig] = Field(default_factory=dict)
     appender: AppenderConfig = Field(default_factory=AppenderConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
 

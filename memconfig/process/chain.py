@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import NamedTuple
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from ..failures import SkipReason
 from ..render import Section
 from ..stages import Processor
 from .cleaning import TextStep
 
-__all__ = ["Drop", "ProcessorChain"]
+__all__ = ["Drop", "Note", "Processed", "ProcessorChain"]
 
 
 class Drop(NamedTuple):
@@ -19,6 +21,39 @@ class Drop(NamedTuple):
     section: Section
     reason: SkipReason
     processor: str
+    detail: str = ""
+
+
+class Note(NamedTuple):
+    """Something a processor did to a section it kept (a cut, an escape): logged as *event*, with *fields*.
+
+    *event* is one of :data:`memconfig.events.EVENTS` (``source_truncated``,
+    ``content_escaped``); *section* is the section as it came in.
+    """
+
+    section: Section
+    event: str
+    fields: Mapping[str, Any]
+    processor: str = ""
+
+
+_NO_REASONS: Mapping[str, tuple[SkipReason, str]] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class Processed:
+    """What a processor may return instead of bare sections, to say what it did.
+
+    Attributes:
+        sections: the sections that go on, as a bare return would be.
+        notes: what it did to sections it kept.
+        reasons: for a section it left out, by key, why (``reason``, ``detail``);
+            one not listed is ``dropped``.
+    """
+
+    sections: Sequence[Section]
+    notes: Sequence[Note] = ()
+    reasons: Mapping[str, tuple[SkipReason, str]] = field(default_factory=lambda: _NO_REASONS)
 
 
 class ProcessorChain:
@@ -42,22 +77,32 @@ class ProcessorChain:
     def __repr__(self) -> str:
         return f"ProcessorChain({', '.join(p.token for p in self.processors)})"
 
-    def __call__(self, sections: Sequence[Section]) -> tuple[list[Section], list[Drop]]:
-        """The sections that go into the block, and the ones taken out, with why and by which processor."""
+    def __call__(self, sections: Sequence[Section]) -> tuple[list[Section], list[Drop], list[Note]]:
+        """The sections that go into the block, the ones taken out (why, by which processor), and the notes."""
         current = list(sections)
         drops: list[Drop] = []
+        notes: list[Note] = []
         for processor in self._steps:
-            out = list(processor(current))
+            returned = processor(current)
+            reasons = _NO_REASONS
+            if isinstance(returned, Processed):
+                notes += [note._replace(processor=note.processor or processor.token) for note in returned.notes]
+                reasons = returned.reasons
+                returned = returned.sections
+            out = list(returned)
             if len(out) != len(current) or any(_blank(s.text) for s in out):
                 kept = {s.source for s in out if not _blank(s.text)}
                 present = {s.source for s in out}
                 for section in current:
                     if section.source not in kept:
-                        reason = SkipReason.EMPTY if section.source in present else SkipReason.DROPPED
-                        drops.append(Drop(section, reason, processor.token))
+                        if section.source in present:
+                            reason, detail = SkipReason.EMPTY, ""
+                        else:
+                            reason, detail = reasons.get(section.source, (SkipReason.DROPPED, ""))
+                        drops.append(Drop(section, reason, processor.token, detail))
                 out = [s for s in out if not _blank(s.text)]
             current = out
-        return current, drops
+        return current, drops, notes
 
 
 def _blank(text: str) -> bool:
