@@ -1,0 +1,200 @@
+"""LangChain v1 middleware: a memconfig pipeline loads in ``before_agent`` and injects on every model call.
+
+The contents live in the agent's state, in deepagents' shape
+(``state[cache.state_key]`` is ``{source: content}``) with memconfig's meta
+beside it (``state[cache.state_key + "_meta"]``). Both are private state: out
+of the agent's input and output schemas, kept in checkpoints. So a
+checkpointed thread carries what its last turn loaded, and each new turn asks
+the cache policy what to read again: under ``revalidate`` an edit made between
+two turns reaches the second one; under ``once`` the thread keeps what it
+loaded first.
+
+A model call injects the block of the load its turn made, kept by the state's
+digest, so the calls of one turn (tool loops) render nothing again. A call
+whose state this process has not loaded (a thread resumed from a checkpoint
+after an interrupt, in a new process) builds from the state it has, and hands
+back what changed as a state update with the model's response.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, NotRequired, TypedDict, cast
+
+try:
+    from langchain.agents.middleware import AgentMiddleware, AgentState, ExtendedModelResponse
+    from langchain.agents.middleware.types import ModelRequest, ModelResponse, PrivateStateAttr
+    from langgraph.types import Command
+except ImportError:
+    raise ImportError(
+        "memconfig.integrations.langchain needs LangChain v1: pip install 'memconfig[langchain]'"
+    ) from None
+
+from ..append.langchain import LangchainAppender
+from ..config import Config
+from ..pipeline import Pipeline
+
+if TYPE_CHECKING:
+    from langgraph.runtime import Runtime
+
+    from ..render import Render
+    from ..stages import Loader, Processor
+
+__all__ = ["MemconfigMiddleware"]
+
+_KEPT = 32  # distinct loads kept for injection: a few per live thread, small enough to stay flat
+_Handler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
+_AsyncHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
+
+
+class MemconfigMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
+    """Adds memconfig's memory block to every model call of a ``create_agent`` agent.
+
+    Build it with :meth:`from_yaml`, :meth:`from_config` or from a
+    :class:`~memconfig.Pipeline`. The block goes in through the ``langchain``
+    appender, configured by the config's ``appender`` section (separator,
+    position, ``placement: user``, ``cache_control``), whatever its ``format``.
+
+    Each run of the agent loads once (``before_agent``), with the config's
+    cache policy deciding what is read again; every event of that load
+    carries one ``render_id``.
+
+    Raises (from ``invoke`` / ``ainvoke``):
+        SourceError: a required source is not available. The run stops before
+            the model is called, and the state keeps what it held.
+    """
+
+    def __init__(self, pipeline: Pipeline) -> None:
+        self.pipeline = pipeline
+        config = pipeline.config or Config(version=1)
+        self.state_key: str = getattr(pipeline.cache, "state_key", config.cache.state_key)
+        self.meta_key: str = getattr(pipeline.cache, "meta_key", f"{self.state_key}_meta")
+        self.state_schema = _private_state(self.state_key, self.meta_key)
+        appender = pipeline.appender
+        self.appender = appender if isinstance(appender, LangchainAppender) else LangchainAppender.from_config(config)
+        self._loads: OrderedDict[str, Render] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_config(
+        cls,
+        config: Config | Mapping[str, Any],
+        *,
+        processors: Sequence[Processor] = (),
+        loader: Loader | None = None,
+    ) -> MemconfigMiddleware:
+        """Build from a config object or a plain mapping. Raises :class:`ConfigError`."""
+        return cls(Pipeline.from_config(config, processors=processors, loader=loader))
+
+    @classmethod
+    def from_yaml(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        processors: Sequence[Processor] = (),
+        loader: Loader | None = None,
+    ) -> MemconfigMiddleware:
+        """Build from a YAML config file. Raises :class:`ConfigError` naming the file."""
+        return cls(Pipeline.from_yaml(path, processors=processors, loader=loader))
+
+    @property
+    def name(self) -> str:
+        """Unique per state key, so that two instances over different keys can share an agent."""
+        default = "memory_contents"
+        return type(self).__name__ if self.state_key == default else f"{type(self).__name__}[{self.state_key}]"
+
+    def __repr__(self) -> str:
+        return f"MemconfigMiddleware({self.pipeline!r}, state_key={self.state_key!r})"
+
+    # -- loading: once per run ------------------------------------------------
+
+    def before_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Load what the cache policy says must be read; return only the state keys that changed."""
+        held = self._held(state)
+        self._keep(held, self.pipeline.build(held))
+        return self._changes(state, held)
+
+    async def abefore_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """:meth:`before_agent` for ``ainvoke``: remote reads are awaited."""
+        held = self._held(state)
+        self._keep(held, await self.pipeline.abuild(held))
+        return self._changes(state, held)
+
+    # -- injecting: every model call ------------------------------------------
+
+    def wrap_model_call(self, request: ModelRequest[Any], handler: _Handler) -> Any:
+        """Call the model with the block of this state's load in the request."""
+        render = self._kept(request.state)
+        update = None
+        if render is None:
+            held = self._held(request.state)
+            render = self._keep(held, self.pipeline.build(held))
+            update = self._changes(request.state, held)
+        return _with_update(handler(self._inject(request, render)), update)
+
+    async def awrap_model_call(self, request: ModelRequest[Any], handler: _AsyncHandler) -> Any:
+        """:meth:`wrap_model_call` for ``ainvoke``."""
+        render = self._kept(request.state)
+        update = None
+        if render is None:
+            held = self._held(request.state)
+            render = self._keep(held, await self.pipeline.abuild(held))
+            update = self._changes(request.state, held)
+        return _with_update(await handler(self._inject(request, render)), update)
+
+    def _inject(self, request: ModelRequest[Any], render: Render) -> ModelRequest[Any]:
+        appender = self.appender
+        if appender.placement == "user":
+            return request.override(messages=cast(list[Any], appender.insert(request.messages, render)))
+        system = appender.append(request.system_message, render)
+        return request if system is request.system_message else request.override(system_message=system)
+
+    # -- the state's keys, and the loads kept ---------------------------------
+
+    def _held(self, state: Mapping[str, Any]) -> dict[str, Any]:
+        """A copy of the state's memory keys: the pipeline writes to it, never to the agent's state."""
+        return {key: state[key] for key in (self.state_key, self.meta_key) if key in state}
+
+    def _changes(self, state: Mapping[str, Any], held: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The keys the load replaced (the cache writes new values, never into old ones)."""
+        changed = {key: value for key, value in held.items() if value is not state.get(key)}
+        return changed or None
+
+    def _digest(self, state: Mapping[str, Any]) -> str | None:
+        meta = state.get(self.meta_key)
+        found = meta.get("digest") if isinstance(meta, dict) else None
+        return found if isinstance(found, str) else None
+
+    def _keep(self, held: Mapping[str, Any], render: Render) -> Render:
+        digest = self._digest(held)
+        if digest is not None:
+            with self._lock:
+                self._loads[digest] = render
+                self._loads.move_to_end(digest)
+                while len(self._loads) > _KEPT:
+                    self._loads.popitem(last=False)
+        return render
+
+    def _kept(self, state: Mapping[str, Any]) -> Render | None:
+        """The render of the load that made *state*, if this process made it (a dict read needs no lock)."""
+        digest = self._digest(state)
+        return self._loads.get(digest) if digest is not None and self.state_key in state else None
+
+
+def _private_state(state_key: str, meta_key: str) -> type[AgentState[Any]]:
+    """The state schema declaring the two keys private: out of input and output, kept in checkpoints."""
+    fields = {
+        state_key: NotRequired[Annotated[dict[str, str], PrivateStateAttr]],
+        meta_key: NotRequired[Annotated[dict[str, Any], PrivateStateAttr]],
+    }
+    return cast("type[AgentState[Any]]", TypedDict("MemconfigState", fields))  # type: ignore[operator]
+
+
+def _with_update(response: Any, update: MutableMapping[str, Any] | None) -> Any:
+    """The model's response, with the state keys a load made during the call to be written back."""
+    if not update:
+        return response
+    return ExtendedModelResponse(model_response=response, command=Command(update=dict(update)))
