@@ -146,6 +146,33 @@ def test_appender_placement_system_inserts_nothing() -> None:
     assert LangchainAppender().insert(turns, _Block("MEMORY")) == turns
 
 
+@pytest.mark.parametrize(
+    ("placement", "turns", "expected"),
+    [
+        pytest.param(
+            "system",
+            [SystemMessage("You help."), HumanMessage("hi")],
+            [("system", ["You help.", "\n\nMEMORY"]), ("human", ["hi"])],
+            id="system-extended",
+        ),
+        pytest.param("system", [HumanMessage("hi")], [("system", ["MEMORY"]), ("human", ["hi"])], id="system-added"),
+        pytest.param(
+            "user",
+            [SystemMessage("You help."), HumanMessage("hi")],
+            [("system", ["You help."]), ("human", ["MEMORY"]), ("human", ["hi"])],
+            id="user",
+        ),
+    ],
+)
+def test_appender_places_the_block_in_a_whole_conversation(
+    placement: str, turns: list[BaseMessage], expected: list[tuple[str, list[str]]]
+) -> None:
+    """Given a message list, append() puts the block where the placement says and leaves the rest as it was."""
+    placed = LangchainAppender(placement=placement).append(turns, _Block("MEMORY"))
+    assert [(m.type, [b["text"] for b in m.content_blocks]) for m in placed] == expected
+    assert LangchainAppender(placement=placement).append(turns, _Block("")) == turns
+
+
 def test_appender_repeats_its_last_message_for_an_unchanged_turn() -> None:
     """The same system message and the same block give the very same message object."""
     appender, system, block = LangchainAppender(), SystemMessage("You help."), _Block("MEMORY")

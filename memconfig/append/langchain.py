@@ -11,12 +11,14 @@ provider cache the static prompt and the memory apart: with
 With ``placement: user`` the system message stays as it is and the block goes
 in a ``HumanMessage`` of its own before the first user turn
 (:meth:`LangchainAppender.insert`), as Codex and Claude Code place theirs.
+Given a whole conversation instead of a system message, the appender puts the
+block where the placement says (:meth:`LangchainAppender.place`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, overload
 
 try:
     from langchain_core.messages import BaseMessage, ContentBlock, HumanMessage, SystemMessage
@@ -80,13 +82,25 @@ class LangchainAppender:
             f"placement={self.placement!r}, cache_control={self.cache_control!r})"
         )
 
-    def append(self, system: SystemMessage | str | None, render: _HasText) -> SystemMessage | None:
+    @overload
+    def append(self, system: SystemMessage | str, render: _HasText) -> SystemMessage: ...
+    @overload
+    def append(self, system: None, render: _HasText) -> SystemMessage | None: ...
+    @overload
+    def append(self, system: Sequence[BaseMessage], render: _HasText) -> list[BaseMessage]: ...
+
+    def append(
+        self, system: SystemMessage | str | Sequence[BaseMessage] | None, render: _HasText
+    ) -> SystemMessage | list[BaseMessage] | None:
         """The system message with the block as one more text block (``placement: system``).
 
         A ``str`` is taken as a system message's content. Under ``placement:
         user``, or with an empty block, the system message is returned as it
-        is (``None`` stays ``None``).
+        is (``None`` stays ``None``). Given a whole conversation (a list of
+        messages), the block goes where :attr:`placement` says: see :meth:`place`.
         """
+        if not isinstance(system, (SystemMessage, str)) and system is not None:
+            return self.place(system, render)
         block = render.text
         last = self._last
         if last is not None and last[0] is system and last[1] is block:
@@ -103,6 +117,24 @@ class LangchainAppender:
             message = SystemMessage(content_blocks=blocks)
         self._last = (system, block, message)
         return message
+
+    def place(self, messages: Sequence[BaseMessage], render: _HasText) -> list[BaseMessage]:
+        """A whole conversation with the block where :attr:`placement` says.
+
+        ``system``: in the first system message (one is put first if there is
+        none); ``user``: in a user message before the first user turn (:meth:`insert`).
+        """
+        if self.placement == "user":
+            return self.insert(messages, render)
+        listed = list(messages)
+        first = next((i for i, m in enumerate(listed) if isinstance(m, SystemMessage)), None)
+        if first is not None:
+            listed[first] = self.append(cast(SystemMessage, listed[first]), render)
+        else:
+            system = self.append(None, render)  # None for an empty block
+            if system is not None:
+                listed.insert(0, system)
+        return listed
 
     def insert(self, messages: Sequence[BaseMessage], render: _HasText) -> list[BaseMessage]:
         """The turns with the block in a user message before the first user turn (``placement: user``).
