@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import fsspec.asyn
 
-__all__ = ["Flow", "Wait", "arun", "blocks_a_loop", "run"]
+__all__ = ["Flow", "Wait", "arun", "awaited", "blocks_a_loop", "run"]
 
 T = TypeVar("T")
 Wait = Future[Any] | Awaitable[Any]
@@ -28,6 +28,15 @@ Flow = Generator[Wait, Any, T]
 
 
 _AWAITED: contextvars.ContextVar[bool] = contextvars.ContextVar("memconfig_awaited", default=False)
+
+
+def awaited() -> bool:
+    """Whether the running flow is driven by :func:`arun`: a wait it yields is awaited on the caller's loop.
+
+    A loader with a sync and an async form of one call (a deepagents backend's
+    ``download_files`` / ``adownload_files``) asks this to pick the form.
+    """
+    return _AWAITED.get()
 
 
 def blocks_a_loop() -> bool:

@@ -1,0 +1,366 @@
+"""memconfig's MemoryMiddleware side by side with deepagents' own, over the same files and backends.
+
+Each test runs both middlewares on the same inputs and compares what a
+deepagents user can observe: the state update, the system message's content
+blocks, the errors, the backend calls. memconfig's adds load events; with
+``config=`` it adds memconfig's cache policies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from deepagents import create_deep_agent
+from deepagents.backends.composite import CompositeBackend
+from deepagents.backends.filesystem import FilesystemBackend
+from deepagents.backends.state import StateBackend
+from deepagents.backends.store import StoreBackend
+from deepagents.middleware.memory import MemoryMiddleware as DeepagentsMemory
+from langchain.agents.middleware.types import ModelRequest
+from langchain_anthropic import ChatAnthropic
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.memory import InMemoryStore
+from pydantic import Field
+from structlog.testing import capture_logs
+
+from memconfig.integrations.deepagents import MemoryMiddleware
+
+FILES: dict[str, bytes] = {
+    "AGENTS.md": b"# Rules\n\nUse {braces} and {agent_memory} literally.\n\n\n",
+    "team.md": b"Team <!-- hidden\nnote --> conventions.\n<!-- trailing -->   \n",
+    "comments.md": b"<!-- nothing for the model -->\n",
+    "empty.md": b"",
+    "bom.md": "\ufeffGr\u00fc\u00dfe \u2603\n".encode(),
+}
+SOURCES = ["/AGENTS.md", "/missing.md", "/team.md", "/comments.md", "/empty.md", "/bom.md"]
+
+
+class CountingBackend(FilesystemBackend):
+    """A user's backend that counts its batched downloads (the test double of a user's backend)."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root_dir=root, virtual_mode=True)
+        self.calls: list[list[str]] = []
+
+    def download_files(self, paths: list[str]) -> list[Any]:
+        self.calls.append(list(paths))
+        return super().download_files(paths)
+
+    async def adownload_files(self, paths: list[str]) -> list[Any]:
+        self.calls.append(list(paths))
+        return super().download_files(paths)
+
+
+class RecordingModel(GenericFakeChatModel):
+    """A chat model that answers "ok" and keeps every message list it was sent."""
+
+    sent: list[list[BaseMessage]] = Field(default_factory=list)
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        self.sent.append(list(messages))
+        return super()._generate(messages, *args, **kwargs)
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self
+
+
+def _model() -> RecordingModel:
+    return RecordingModel(messages=iter([AIMessage(content=f"ok {i}") for i in range(20)]))
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    for name, data in FILES.items():
+        (tmp_path / name).write_bytes(data)
+    (tmp_path / "folder").mkdir()
+    return tmp_path
+
+
+def _request(state: dict[str, Any], system: str | None, model: Any = None) -> ModelRequest[Any]:
+    return ModelRequest(
+        model=model or _model(),
+        messages=[HumanMessage(content="hi")],
+        system_message=SystemMessage(content=system) if system is not None else None,
+        state={"messages": [], **state},  # type: ignore[typeddict-item]
+        runtime=None,
+    )
+
+
+def _both(**kwargs: Any) -> tuple[Any, MemoryMiddleware]:
+    return DeepagentsMemory(**kwargs), MemoryMiddleware(**kwargs)
+
+
+def _anthropic() -> ChatAnthropic:
+    return ChatAnthropic(model_name="claude-sonnet-4-6", anthropic_api_key="fake")  # type: ignore[call-arg]
+
+
+# -- the state and the system message ---------------------------------------------
+
+
+@pytest.mark.parametrize("system", ["You are careful.", None], ids=["with-system", "no-system"])
+def test_state_and_system_message_are_deepagents(root: Path, system: str | None) -> None:
+    """Same state update, same system message blocks; every source has its event."""
+    theirs, ours = _both(backend=FilesystemBackend(root_dir=root, virtual_mode=True), sources=SOURCES)
+    with capture_logs() as logs:
+        update = ours.before_agent({}, None, {})
+        sent = ours.modify_request(_request(update, system)).system_message
+    expected_update = theirs.before_agent({}, None, {})
+    assert update == expected_update
+    assert list(update) == ["memory_contents"]
+    expected = theirs.modify_request(_request(expected_update, system)).system_message
+    assert sent.content_blocks == expected.content_blocks
+    assert sent.content == expected.content
+    loads = {e["source"]: e for e in logs if e["event"] in ("source_loaded", "source_skipped")}
+    assert set(loads) == set(SOURCES)
+    assert loads["/missing.md"]["event"] == "source_skipped" and loads["/missing.md"]["reason"] == "not_found"
+    assert loads["/AGENTS.md"]["event"] == "source_loaded" and loads["/AGENTS.md"]["bytes"] == len(FILES["AGENTS.md"])
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["<m>{agent_memory}</m> {{literal}}", "{agent_memory}|{agent_memory!s}", "{agent_memory}|{agent_memory:>5}"],
+    ids=["braces", "conversion", "spec"],
+)
+def test_custom_template_is_filled_as_deepagents_fills_it(root: Path, template: str) -> None:
+    theirs, ours = _both(
+        backend=FilesystemBackend(root_dir=root, virtual_mode=True), sources=SOURCES, system_prompt=template
+    )
+    state = theirs.before_agent({}, None, {})
+    assert ours.modify_request(_request(state, "S")).system_message.content_blocks == (
+        theirs.modify_request(_request(state, "S")).system_message.content_blocks
+    )
+
+
+@pytest.mark.parametrize("system", ["base prompt", None], ids=["with-system", "no-system"])
+@pytest.mark.parametrize("template", ["default", None], ids=["template", "system_prompt-None"])
+@pytest.mark.parametrize("model", [_anthropic, _model], ids=["anthropic", "other"])
+def test_cache_control_tagging_is_deepagents(
+    root: Path, system: str | None, template: str | None, model: Callable[[], Any]
+) -> None:
+    """add_cache_control tags the last block on ChatAnthropic only, whatever system_prompt is."""
+    kwargs: dict[str, Any] = {"backend": FilesystemBackend(root_dir=root, virtual_mode=True), "sources": SOURCES}
+    if template is None:
+        kwargs["system_prompt"] = None
+    theirs, ours = _both(add_cache_control=True, **kwargs)
+    state = theirs.before_agent({}, None, {})
+    mine = ours.modify_request(_request(state, system, model()))
+    expected = theirs.modify_request(_request(state, system, model()))
+    if expected.system_message is None:
+        assert mine.system_message is None
+    else:
+        assert mine.system_message.content_blocks == expected.system_message.content_blocks
+    tagged = model is _anthropic and expected.system_message is not None
+    assert tagged == any("cache_control" in b for b in (expected.system_message or SystemMessage("")).content_blocks)
+
+
+def test_format_agent_memory_is_deepagents(root: Path) -> None:
+    """The helper deepagents' docs and tests call gives the same text, for any template."""
+    theirs, ours = _both(backend=FilesystemBackend(root_dir=root, virtual_mode=True), sources=SOURCES)
+    contents = theirs.before_agent({}, None, {})["memory_contents"]
+    for given in ({}, contents, {"/team.md": "only <!-- x --> one"}, {"/comments.md": "<!-- -->"}):
+        assert ours._format_agent_memory(given) == theirs._format_agent_memory(given)
+        assert ours._format_agent_memory(given, "[{agent_memory}]") == theirs._format_agent_memory(
+            given, "[{agent_memory}]"
+        )
+
+
+# -- construction, loading once, errors ----------------------------------------------
+
+
+@pytest.mark.parametrize(("system_prompt", "error"), [(0, TypeError), ("no slot here", ValueError), (["x"], TypeError)])
+def test_construction_errors_are_deepagents(system_prompt: Any, error: type[Exception]) -> None:
+    with pytest.raises(error) as theirs:
+        DeepagentsMemory(backend=StateBackend(), sources=[], system_prompt=system_prompt)
+    with pytest.raises(error) as ours:
+        MemoryMiddleware(backend=StateBackend(), sources=[], system_prompt=system_prompt)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_constructor_is_keyword_only_with_deepagents_defaults() -> None:
+    import inspect
+
+    theirs = inspect.signature(DeepagentsMemory.__init__).parameters
+    ours = inspect.signature(MemoryMiddleware.__init__).parameters
+    for name, parameter in theirs.items():
+        assert ours[name].kind == parameter.kind and ours[name].default is parameter.default
+    with pytest.raises(TypeError):
+        MemoryMiddleware(StateBackend(), [])  # type: ignore[misc]
+
+
+def test_one_download_per_load_and_none_once_loaded(root: Path) -> None:
+    theirs_backend, our_backend = CountingBackend(root), CountingBackend(root)
+    theirs = DeepagentsMemory(backend=theirs_backend, sources=SOURCES)
+    ours = MemoryMiddleware(backend=our_backend, sources=SOURCES)
+    state = ours.before_agent({}, None, {})
+    assert our_backend.calls == [SOURCES]
+    assert ours.before_agent(state, None, {}) is None  # key present: no reload, like deepagents
+    assert asyncio.run(ours.abefore_agent(state, None, {})) is None
+    assert asyncio.run(ours.abefore_agent({}, None, {})) == state
+    assert our_backend.calls == [SOURCES, SOURCES]
+    theirs.before_agent({}, None, {})
+    assert our_backend.calls[0] == theirs_backend.calls[0]
+
+
+@pytest.mark.parametrize("bad", ["/folder", "/../outside.md"], ids=["directory", "invalid-path"])
+def test_backend_errors_raise_what_deepagents_raises(root: Path, bad: str) -> None:
+    theirs, ours = _both(backend=FilesystemBackend(root_dir=root, virtual_mode=True), sources=["/AGENTS.md", bad])
+    with pytest.raises(ValueError) as expected:
+        theirs.before_agent({}, None, {})
+    with capture_logs() as logs, pytest.raises(ValueError) as got:
+        ours.before_agent({}, None, {})
+    assert str(got.value) == str(expected.value)
+    skipped = [e for e in logs if e["event"] == "source_skipped"]
+    assert [e["source"] for e in skipped] == [bad]  # logged before the run stops
+
+
+def test_undecodable_file_raises_unicode_error_like_deepagents(root: Path) -> None:
+    (root / "latin1.md").write_bytes(b"caf\xe9\n")
+    theirs, ours = _both(backend=FilesystemBackend(root_dir=root, virtual_mode=True), sources=["/latin1.md"])
+    with pytest.raises(UnicodeDecodeError) as expected:
+        theirs.before_agent({}, None, {})
+    with pytest.raises(UnicodeDecodeError) as got:
+        ours.before_agent({}, None, {})
+    assert str(got.value) == str(expected.value)
+
+
+def test_import_without_deepagents_says_what_to_install() -> None:
+    code = (
+        "import sys; sys.modules['deepagents'] = None\n"
+        "try:\n import memconfig.integrations.deepagents\n"
+        "except ImportError as e: print(e)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert "pip install 'memconfig[deepagents]'" in done.stdout
+
+
+# -- inside create_deep_agent, for each backend kind --------------------------------
+
+
+def _files_input() -> dict[str, Any]:
+    from deepagents.backends.utils import create_file_data
+
+    return {
+        name: create_file_data(data.decode("utf-8"))
+        for name, data in (("/AGENTS.md", FILES["AGENTS.md"]), ("/team.md", FILES["team.md"]))
+    }
+
+
+def _store() -> InMemoryStore:
+    from deepagents.backends.utils import create_file_data
+
+    store = InMemoryStore()
+    for name in ("AGENTS.md", "team.md"):
+        store.put(("filesystem",), f"/{name}", create_file_data(FILES[name].decode("utf-8")))
+    return store
+
+
+def _backends(root: Path) -> dict[str, Callable[[], tuple[Any, dict[str, Any]]]]:
+    """Each backend kind, and what the agent needs for it (input files, a store)."""
+    return {
+        "filesystem": lambda: (FilesystemBackend(root_dir=root, virtual_mode=True), {}),
+        "state": lambda: (StateBackend(), {"files": _files_input()}),
+        "store": lambda: (StoreBackend(namespace=lambda _rt: ("filesystem",)), {"store": _store()}),
+        "composite": lambda: (
+            CompositeBackend(
+                default=StateBackend(), routes={"/mem/": FilesystemBackend(root_dir=root, virtual_mode=True)}
+            ),
+            {"files": _files_input()},
+        ),
+    }
+
+
+def _run_agent(middleware: Any, backend: Any, extra: dict[str, Any], *, use_async: bool) -> tuple[RecordingModel, Any]:
+    model = _model()
+    store = extra.get("store")
+    agent = create_deep_agent(model=model, backend=backend, middleware=[middleware], store=store)
+    state: dict[str, Any] = {"messages": [HumanMessage(content="hello")]}
+    if "files" in extra:
+        state["files"] = extra["files"]
+    result = asyncio.run(agent.ainvoke(state)) if use_async else agent.invoke(state)
+    return model, result
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("kind", ["filesystem", "state", "store", "composite"])
+def test_inside_create_deep_agent_for_each_backend(root: Path, kind: str, use_async: bool) -> None:
+    make = _backends(root)[kind]
+    sources = ["/AGENTS.md", "/missing.md", "/team.md"] + (["/mem/bom.md"] if kind == "composite" else [])
+    backend, extra = make()
+    theirs_model, theirs_result = _run_agent(
+        DeepagentsMemory(backend=backend, sources=sources), backend, extra, use_async=use_async
+    )
+    backend, extra = make()
+    with capture_logs() as logs:
+        our_model, our_result = _run_agent(
+            MemoryMiddleware(backend=backend, sources=sources), backend, extra, use_async=use_async
+        )
+    assert our_model.sent[0][0].content_blocks == theirs_model.sent[0][0].content_blocks
+    assert "Use {braces}" in our_model.sent[0][0].text
+    assert "memory_contents" not in our_result and "memory_contents_meta" not in our_result
+    assert set(our_result) == set(theirs_result)
+    events = {e["source"]: (e["event"], e.get("reason")) for e in logs if e["event"].startswith("source_")}
+    assert events["/missing.md"] == ("source_skipped", "not_found")
+    assert events["/AGENTS.md"] == ("source_loaded", None)
+
+
+def test_in_place_of_memory_argument_the_same_prompt(root: Path) -> None:
+    """create_deep_agent(memory=[...]) and middleware=[MemoryMiddleware(...)] send the same system message."""
+    backend = FilesystemBackend(root_dir=root, virtual_mode=True)
+    model = _model()
+    create_deep_agent(model=model, backend=backend, memory=SOURCES).invoke({"messages": [HumanMessage(content="hi")]})
+    ours = _model()
+    middleware = MemoryMiddleware(backend=backend, sources=SOURCES, add_cache_control=True)
+    create_deep_agent(model=ours, backend=backend, middleware=[middleware]).invoke(
+        {"messages": [HumanMessage(content="hi")]}
+    )
+    theirs_text = model.sent[0][0].text
+    assert ours.sent[0][0].text.endswith(theirs_text[theirs_text.index("<agent_memory>") :])
+
+
+# -- with config=: memconfig's policies --------------------------------------------
+
+
+def _two_turns(root: Path, middleware: Any) -> tuple[str, str]:
+    backend = FilesystemBackend(root_dir=root, virtual_mode=True)
+    model = _model()
+    agent = create_deep_agent(model=model, backend=backend, middleware=[middleware], checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "t1"}}
+    agent.invoke({"messages": [HumanMessage(content="one")]}, thread)
+    (root / "AGENTS.md").write_text("Edited between the turns.\n", encoding="utf-8")
+    agent.invoke({"messages": [HumanMessage(content="two")]}, thread)
+    return model.sent[0][0].text, model.sent[-1][0].text
+
+
+def test_config_revalidate_brings_an_edit_into_turn_two(root: Path) -> None:
+    backend = FilesystemBackend(root_dir=root, virtual_mode=True)
+    config = {"version": 1, "cache": {"policy": "revalidate"}}
+    first, second = _two_turns(root, MemoryMiddleware(backend=backend, sources=SOURCES, config=config))
+    assert "Use {braces}" in first and "Edited between the turns." in second
+
+
+def test_without_config_a_thread_keeps_its_first_load_as_deepagents_does(root: Path) -> None:
+    backend = FilesystemBackend(root_dir=root, virtual_mode=True)
+    _, second = _two_turns(root, MemoryMiddleware(backend=backend, sources=SOURCES))
+    assert "Use {braces}" in second and "Edited" not in second
+
+
+def test_config_from_yaml_sets_per_source_settings(root: Path) -> None:
+    """A required source that is missing fails the load, naming it (memconfig's policy, opt-in)."""
+    from memconfig.exceptions import SourceError
+
+    (root / "memconfig.yaml").write_text(
+        "version: 1\nsources:\n  - url: /missing.md\n    required: true\n", encoding="utf-8"
+    )
+    ours = MemoryMiddleware(
+        backend=FilesystemBackend(root_dir=root, virtual_mode=True), sources=SOURCES, config=root / "memconfig.yaml"
+    )
+    with pytest.raises(SourceError, match=r"/missing\.md"):
+        ours.before_agent({}, None, {})
