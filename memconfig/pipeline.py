@@ -18,7 +18,7 @@ from .drive import Flow, arun, run
 from .exceptions import SourceError
 from .format import TemplateFormatter
 from .load import FsspecLoader
-from .process import Cleaning, Drop, Note, ProcessorChain
+from .process import Cleaning, Drop, EscapeClosingTags, Note, ProcessorChain
 from .render import Lazy, Render, Section, SourceRecord
 from .sources import build_sources
 from .stages import Appender, Formatter, Loader, LoadResult, Processor, Snapshot, StateCache
@@ -73,7 +73,7 @@ class Pipeline:
         """Build the stages from a config object or a plain mapping.
 
         Args:
-            processors: the caller's own processors, run after the built-in cleaning.
+            processors: the caller's own processors, run after the built-in cleaning and escaping.
             loader: a loader of the caller's own, instead of the fsspec one; its
                 ``token`` (if it has one; else its class) is part of what states are made for.
 
@@ -82,13 +82,15 @@ class Pipeline:
         """
         if not isinstance(config, Config):
             config = Config.from_mapping(config)
-        formatter = TemplateFormatter.from_config(config)
-        cleaning = Cleaning(formatter.layout.strip_html_comments)
-        chain: list[Processor] = [*cleaning.steps, *processors]
+        sources = build_sources(config)
+        formatter = TemplateFormatter.from_config(config, sources)
+        cleaning = Cleaning.for_layout(formatter.layout, sources)
+        escaping = [EscapeClosingTags(formatter.wrappers)] if formatter.wrappers else []
+        chain: list[Processor] = [*cleaning.steps, *escaping, *processors]
         if loader is None:
             loader = FsspecLoader.from_config(config, cleaning.is_blank, cleaning.token)
         tokens = [_token(loader), *(p.token for p in chain), formatter.token]
-        cache = PolicyCache.from_config(config, build_sources(config), tokens)
+        cache = PolicyCache.from_config(config, sources, tokens)
         appender = appender_for(config.appender.format, config)
         return cls(loader, cache, formatter, appender, processors=chain, config=config)
 

@@ -716,7 +716,10 @@ def test_unknown_preset_lists_the_choices() -> None:
     """An unknown preset is an error listing the presets there are."""
     error = mapping_error({"version": 1, "formatter": {"preset": "langchain"}})
 
-    assert str(error) == "formatter.preset: unknown preset 'langchain'; choose one of: deepagents, markdown, plain"
+    assert str(error) == (
+        "formatter.preset: unknown preset 'langchain'; built-in: deepagents, markdown, plain, xml;"
+        " none defined under presets"
+    )
 
 
 def test_layout_overrides_preset_fields() -> None:

@@ -10,14 +10,17 @@ disk (:mod:`~memconfig.config.checks`); reading a YAML file into a config is
 from __future__ import annotations
 
 import codecs
+import contextvars
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
 import fsspec
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -26,7 +29,7 @@ from pydantic_settings import (
 )
 
 from ..exceptions import ConfigError, Problem
-from ..format.presets import MEMORY_SLOT, PRESETS, SECTION_SLOTS, Preset
+from ..format.presets import MEMORY_SLOT, PRESETS, SECTION_SLOTS, Preset, define_presets, overrides, unknown_preset
 from ..format.templates import Template
 from ..sources.redact import Redactor, mask, redact_options, redact_url, variable_secrets
 from .checks import ON_DISK, check_on_disk, resolve, with_environment
@@ -234,6 +237,32 @@ class PresetConfig(_Model):
     strip_frontmatter: bool | None = None
     escape: bool | None = None
 
+    @field_validator("template")
+    @classmethod
+    def _valid_template(cls, value: str | None) -> str | None:
+        return _valid_template(value)
+
+    @field_validator("section")
+    @classmethod
+    def _valid_section(cls, value: str | None) -> str | None:
+        return _valid_section(value)
+
+
+def _valid_template(value: str | None) -> str | None:
+    if value is not None:
+        Template(value, {MEMORY_SLOT}, [MEMORY_SLOT])
+    return value
+
+
+def _valid_section(value: str | None) -> str | None:
+    if value is not None:
+        Template(value, SECTION_SLOTS)
+    return value
+
+
+#: The names of the presets the config being validated defines (see ``Config._defined_presets``).
+_DEFINED_PRESETS: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("presets", default=frozenset())
+
 
 class FormatterConfig(_Model):
     """The memory block's layout: a preset, each field overridable."""
@@ -254,23 +283,20 @@ class FormatterConfig(_Model):
     @field_validator("preset")
     @classmethod
     def _known_preset(cls, value: str) -> str:
-        if value not in PRESETS:
-            raise ValueError(f"unknown preset {value!r}; choose one of: {', '.join(sorted(PRESETS))}")
+        defined = _DEFINED_PRESETS.get()
+        if value not in PRESETS and value not in defined:
+            raise ValueError(unknown_preset(value, defined))
         return value
 
     @field_validator("template")
     @classmethod
     def _valid_template(cls, value: str | None) -> str | None:
-        if value is not None:
-            Template(value, {MEMORY_SLOT}, [MEMORY_SLOT])
-        return value
+        return _valid_template(value)
 
     @field_validator("section")
     @classmethod
     def _valid_section(cls, value: str | None) -> str | None:
-        if value is not None:
-            Template(value, SECTION_SLOTS)
-        return value
+        return _valid_section(value)
 
     @model_validator(mode="after")
     def _one_template(self) -> FormatterConfig:
@@ -278,18 +304,12 @@ class FormatterConfig(_Model):
             raise ValueError("give 'template' or 'template_file', not both")
         return self
 
-    def layout(self, template_text: str | None = None) -> Preset:
-        """The preset with this config's overrides applied."""
-        base = PRESETS[self.preset]
-        return Preset(
-            template=template_text if template_text is not None else self.template or base.template,
-            section=base.section if self.section is None else self.section,
-            separator=base.separator if self.separator is None else self.separator,
-            empty=base.empty if self.empty is None else self.empty,
-            strip_html_comments=(
-                base.strip_html_comments if self.strip_html_comments is None else self.strip_html_comments
-            ),
-        )
+    def layout(self, template_text: str | None = None, presets: Mapping[str, Preset] = PRESETS) -> Preset:
+        """The preset (from *presets*: the built-ins, or the config's too) with this config's overrides applied."""
+        if self.preset not in presets:
+            raise ValueError(unknown_preset(self.preset, presets))
+        chosen = replace(presets[self.preset], **overrides(self))
+        return chosen if template_text is None else replace(chosen, template=template_text)
 
 
 class CacheControlConfig(_Model):
@@ -383,6 +403,35 @@ class Config(BaseSettings):
         if isinstance(data, Mapping):
             return {k: v for k, v in data.items() if not (v is None and k in _SECTIONS)}
         return data
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _defined_presets(cls, data: Any, handler: Callable[[Any], Any]) -> Any:
+        # formatter.preset may name a preset of the presets: section; its validator is told their names.
+        presets = data.get("presets") if isinstance(data, Mapping) else None
+        token = _DEFINED_PRESETS.set(frozenset(presets) if isinstance(presets, Mapping) else frozenset())
+        try:
+            return handler(data)
+        finally:
+            _DEFINED_PRESETS.reset(token)
+
+    @field_validator("presets")
+    @classmethod
+    def _presets_resolve(cls, value: dict[str, PresetConfig]) -> dict[str, PresetConfig]:
+        _, problems = define_presets(value)
+        if problems:
+            raise ValidationError.from_exception_data(
+                "presets",
+                [
+                    InitErrorDetails(
+                        type=PydanticCustomError("value_error", "{message}", {"message": p.message}),
+                        loc=(p.name,) if p.field is None else (p.name, p.field),
+                        input=value[p.name].extends if p.field == "extends" else p.name,
+                    )
+                    for p in problems
+                ],
+            )
+        return value
 
     @field_validator("version", mode="before")
     @classmethod

@@ -1,58 +1,160 @@
 """The formatter stage: sections in, one memory block out.
 
 Each section's text, right-stripped, is laid out by the layout's *section*
-template (slots ``{path}``, ``{name}``, ``{content}``), sections are joined by
-the *separator*, and the result fills the template's ``{agent_memory}`` slot
-(or the *empty* text does, when no section is left). Cleaning (BOM, comments)
-is not done here: it is the processors' job, before.
+template (slots ``{path}``, ``{name}``, ``{title}``, ``{content}``), sections
+are joined by the *separator*, and the result fills the template's
+``{agent_memory}`` slot (or the *empty* text does, when no section is left).
+Cleaning (BOM, comments, frontmatter) and escaping content are not done here:
+they are the processors' job, before.
+
+What the formatter escapes is what it puts in itself, when the layout's
+``escape`` rule is on: a slot that sits inside a tag (``<source name="{title}">``)
+gets its value escaped for that place (``&``, ``<``, ``>``, the attribute's quote,
+control characters), and a name, title or path laid out as text has the
+wrappers' closing tags neutralised as content has (a file name can hold
+``</agent_memory>`` too). Which slots sit where is read from the layout.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import astuple
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
+from ..process.escaping import ClosingTags
 from ..render import Section
 from ..stages import Block
-from .presets import MEMORY_SLOT, PRESETS, SECTION_SLOTS, Preset
+from .markup import enclosing, slot_contexts
+from .presets import MEMORY_SLOT, PRESETS, SECTION_SLOTS, Preset, define_presets
 from .templates import Template
 
 if TYPE_CHECKING:
     from ..config import Config
+    from ..sources import Source
 
-__all__ = ["TemplateFormatter"]
+__all__ = ["TemplateFormatter", "escape_attribute"]
+
+_UNSAFE = re.compile(r"""[&<>"'\x00-\x1f\x7f-\x9f]""")
+_ALLOWED_CONTROLS = {"\t": "&#9;", "\n": "&#10;", "\r": "&#13;"}
+
+
+def escape_attribute(value: str, quote: str = '"') -> str:
+    """*value* as it can stand inside a tag: ``&``, ``<``, ``>`` and the quote as entities.
+
+    *quote* is the attribute's quote (``'"'`` or ``"'"``; ``""`` for a slot
+    unquoted in a tag: both are escaped). Tab, newline and carriage return
+    become character references; other control characters, which XML 1.0 does
+    not allow even as references, become U+FFFD.
+    """
+    if _UNSAFE.search(value) is None:
+        return value
+    out = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    if quote != "'":
+        out = out.replace('"', "&quot;")
+    if quote != '"':
+        out = out.replace("'", "&apos;")
+    return re.sub(r"[\x00-\x1f\x7f-\x9f]", lambda m: _ALLOWED_CONTROLS.get(m[0], "\ufffd"), out)
+
+
+class BlockSizes(NamedTuple):
+    """A block's size in parts (see :meth:`TemplateFormatter.sizes`)."""
+
+    frame: int
+    """The template around the sections."""
+    empty: int
+    """The text that stands in for the sections when there is none."""
+    separator: int
+    sections: tuple[int, ...]
+    """Each section as laid out, in order."""
+
+    def total(self, laid_out: int, count: int) -> int:
+        """The block's size with *count* sections whose laid-out sizes add up to *laid_out*."""
+        return self.frame + (laid_out + self.separator * (count - 1) if count else self.empty)
 
 
 class TemplateFormatter:
-    """Formats sections with a :class:`~memconfig.format.presets.Preset` layout."""
+    """Formats sections with a :class:`~memconfig.format.presets.Preset` layout.
 
-    def __init__(self, layout: Preset = PRESETS["deepagents"]) -> None:
+    Args:
+        layout: the preset, with the config's overrides.
+        titles: each declared source's ``title``, by key; a source not listed
+            (a glob's match, a source without one) is titled with its name.
+
+    Attributes:
+        wrappers: the elements content sits in, as the layout declares them
+            (empty when the layout's ``escape`` rule is off): what the escaping
+            processor neutralises the closing tags of.
+    """
+
+    def __init__(self, layout: Preset = PRESETS["deepagents"], titles: Mapping[str, str] | None = None) -> None:
         self.layout = layout
+        self.titles: Mapping[str, str] = dict(titles or {})
         self._template = Template(layout.template, {MEMORY_SLOT}, [MEMORY_SLOT])
         self._section = Template(layout.section, SECTION_SLOTS)
-        self.token = "template:" + hashlib.sha256(repr(astuple(layout)).encode()).hexdigest()
+        wrappers = (*enclosing(self._template.parts, MEMORY_SLOT), *enclosing(self._section.parts, "content"))
+        self.wrappers: tuple[str, ...] = tuple(dict.fromkeys(wrappers)) if layout.escape else ()
+        self._parts = self._escaped_parts(ClosingTags(self.wrappers))
+        titled = sorted(self.titles.items()) if "title" in self._section.slots else []
+        made_of = repr((astuple(layout), titled))
+        self.token = "template:" + hashlib.sha256(made_of.encode()).hexdigest()
 
     @classmethod
-    def from_config(cls, config: Config) -> TemplateFormatter:
-        return cls(config.formatter.layout(config.template_text))
+    def from_config(cls, config: Config, sources: Sequence[Source] | None = None) -> TemplateFormatter:
+        """The formatter a config describes: its preset (built in or from ``presets:``) and overrides.
+
+        Args:
+            sources: the config's sources as built (:func:`memconfig.sources.build_sources`),
+                for their titles; built here when not given.
+        """
+        presets, _ = define_presets(config.presets)
+        layout = config.formatter.layout(config.template_text, presets)
+        if sources is None and any(s.title is not None for s in config.sources):
+            from ..sources import build_sources  # only a config with titles needs them here
+
+            sources = build_sources(config)
+        titles = {s.key: s.title for s in sources or () if s.title is not None}
+        return cls(layout, titles)
 
     def __repr__(self) -> str:
         shown = {k: v for k, v in vars(self.layout).items() if k != "template"}
         return f"TemplateFormatter(template={self.layout.template[:40]!r}..., {shown})"
 
+    def _escaped_parts(self, closing: ClosingTags) -> tuple[tuple[str | None, str, Callable[[str], str] | None], ...]:
+        """The section's parts as ``(slot or None, literal, escape)``: how each slot's value is to be put in."""
+        parts = []
+        contexts = slot_contexts(self._section.parts) if self.layout.escape else (None,) * len(self._section.parts)
+        for (is_slot, text), context in zip(self._section.parts, contexts, strict=True):
+            escape: Callable[[str], str] | None = None
+            if is_slot and context is not None:
+                escape = lambda value, quote=context: escape_attribute(value, quote)  # noqa: E731
+            elif is_slot and text != "content" and closing.names:
+                escape = lambda value: closing.neutralise(value)[0]  # noqa: E731
+            parts.append((text if is_slot else None, "" if is_slot else text, escape))
+        return tuple(parts)
+
     def format(self, sections: Sequence[Section]) -> Block:
         """The block for *sections*, in their order."""
         # Every piece of every section goes in one list, joined once with the template around it.
         body: list[str] = []
-        section = self._section.parts
+        parts = self._parts
         separator = self.layout.separator
+        titles = self.titles
         for item in sections:
             if body:
                 body.append(separator)
-            values = {"path": item.source, "name": item.name, "content": item.text.rstrip()}
-            body += [values[part] if is_slot else part for is_slot, part in section]
+            values = {
+                "path": item.source,
+                "name": item.name,
+                "title": titles.get(item.source, item.name),
+                "content": item.text.rstrip(),
+            }
+            for slot, literal, escape in parts:
+                if slot is None:
+                    body.append(literal)
+                else:
+                    body.append(values[slot] if escape is None else escape(values[slot]))
         pieces: list[str] = []
         for is_slot, part in self._template.parts:
             if is_slot:
@@ -65,3 +167,17 @@ class TemplateFormatter:
         ) in pieces:  # piece by piece: a copy of the whole block, encoded, is slower once it outgrows the caches
             digest.update(piece.encode())
         return Block("".join(pieces), digest.hexdigest())
+
+    def sizes(self, sections: Sequence[Section], count: Callable[[str], int] = len) -> BlockSizes:
+        """The block's size for *sections* in parts, each measured with *count*: what budgets weigh.
+
+        A budget sees from the parts what leaving out or shortening a section
+        saves without formatting the block again. Each part is measured on what
+        :meth:`format` itself makes (a section laid out alone, the block with no
+        section), so the parts add up to the block exactly in characters (for a
+        template with one ``{agent_memory}``); in tokens, to within a few tokens.
+        """
+        empty = count(self.layout.empty)
+        frame = count(self.format(()).text) - empty
+        laid_out = tuple(count(self.format((item,)).text) - frame for item in sections)
+        return BlockSizes(frame, empty, count(self.layout.separator), laid_out)

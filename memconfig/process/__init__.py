@@ -2,5 +2,19 @@
 
 from .chain import Drop, Note, Processed, ProcessorChain
 from .cleaning import Cleaning, StripBOM, StripHTMLComments, TextStep
+from .escaping import EscapeClosingTags
+from .frontmatter import StripFrontmatter, StripFrontmatterOf
 
-__all__ = ["Cleaning", "Drop", "Note", "Processed", "ProcessorChain", "StripBOM", "StripHTMLComments", "TextStep"]
+__all__ = [
+    "Cleaning",
+    "Drop",
+    "EscapeClosingTags",
+    "Note",
+    "Processed",
+    "ProcessorChain",
+    "StripBOM",
+    "StripFrontmatter",
+    "StripFrontmatterOf",
+    "StripHTMLComments",
+    "TextStep",
+]

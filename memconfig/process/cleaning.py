@@ -9,10 +9,16 @@ formatter right-strips each section, so sections join with exactly the separator
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..render import Section
+
+if TYPE_CHECKING:
+    from ..format import Preset
+    from ..sources import Source
+    from ..stages import Processor
 
 __all__ = ["Cleaning", "StripBOM", "StripHTMLComments", "TextStep"]
 
@@ -60,29 +66,63 @@ class StripHTMLComments(TextStep):
 
 
 class Cleaning:
-    """The built-in cleaning processors for one layout, in order, and the blank test they imply."""
+    """The built-in cleaning processors for one layout, in order, and the blank test they imply.
 
-    def __init__(self, strip_html_comments: bool = True) -> None:
+    Args:
+        strip_html_comments: remove ``<!-- … -->``.
+        strip_frontmatter: remove a leading YAML ``---`` block: for every
+            source, or by source key (each source's own choice). When the
+            sources disagree, the blank test leaves frontmatter in (a file that
+            is only frontmatter is then read, and left out by the step as ``empty``).
+    """
+
+    def __init__(self, strip_html_comments: bool = True, strip_frontmatter: bool | Mapping[str, bool] = False) -> None:
+        from .frontmatter import StripFrontmatter, StripFrontmatterOf  # it is a TextStep: imported once this is made
+
         self.strip_html_comments = strip_html_comments
-        steps: list[TextStep] = [StripBOM()]
+        if isinstance(strip_frontmatter, Mapping):
+            choices = set(strip_frontmatter.values())
+            every = choices == {True}
+            some = [key for key, strip in strip_frontmatter.items() if strip] if len(choices) > 1 else []
+        else:
+            every, some = strip_frontmatter, []
+        self.strip_frontmatter = every
+        """Frontmatter is stripped from every source (the blank test strips it too)."""
+        text: list[TextStep] = [StripBOM()]
+        if every:
+            text.append(StripFrontmatter())
         if strip_html_comments:
-            steps.append(StripHTMLComments())
-        self.steps: tuple[TextStep, ...] = tuple(steps)
+            text.append(StripHTMLComments())
+        self._text: tuple[TextStep, ...] = tuple(text)
+        steps: list[Processor] = list(text)
+        if some:  # after the BOM, before comments: the block must be at the very start
+            steps.insert(1, StripFrontmatterOf(some))
+        self.steps: tuple[Processor, ...] = tuple(steps)
         self.token = "+".join(step.token for step in self.steps)
+
+    @classmethod
+    def for_layout(cls, layout: Preset, sources: Sequence[Source] = ()) -> Cleaning:
+        """The cleaning a layout's rules ask for, with each source's own ``strip_frontmatter`` (if set) first."""
+        rule = layout.strip_frontmatter
+        chosen = {s.key: rule if s.strip_frontmatter is None else s.strip_frontmatter for s in sources}
+        return cls(layout.strip_html_comments, chosen or rule)
 
     def __repr__(self) -> str:
         return f"Cleaning({self.token})"
 
     def clean(self, text: str) -> str:
-        for step in self.steps:
+        """*text* as the steps that apply to every source leave it."""
+        for step in self._text:
             text = step.clean(text)
         return text
 
     def is_blank(self, text: str) -> bool:
         """Whether *text* has nothing but whitespace once cleaned; looks no further than its first word."""
         first = text[:1]
-        if first and first != "<" and first != _BOM and not first.isspace():
+        if first and first != "<" and first != _BOM and first != "-" and not first.isspace():
             return False  # the usual case, decided by one character
+        if self.strip_frontmatter and text.startswith(("-", _BOM + "-")):
+            return not self.clean(text).strip()
         start = _SPACE.match(text, 1 if text.startswith(_BOM) else 0).end()  # type: ignore[union-attr]
         if start == len(text):
             return True

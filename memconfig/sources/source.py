@@ -49,6 +49,10 @@ class Source:
         lineage: the keys of the sources this one was expanded from, the
             declared one first; empty for a declared source.
         via: the expander that made this source (``"glob"``), ``None`` if declared.
+        title: the section's ``{title}`` (credentials masked), ``None`` for its name;
+            a child has its own name, not its parent's title.
+        strip_frontmatter: this source's own frontmatter rule (``None``: the layout's);
+            a child has its parent's.
     """
 
     key: str
@@ -63,6 +67,8 @@ class Source:
     via: str | None = None
     redact: Redactor = field(default_factory=Redactor, repr=False)
     fs_path: tuple[Any, str] | None = field(default=None, repr=False)
+    title: str | None = None
+    strip_frontmatter: bool | None = None
     display_url: str = field(init=False, repr=False)
     """The URL with credentials masked: the only form that is logged."""
     chained: bool = field(init=False, repr=False)
@@ -131,6 +137,7 @@ class Source:
             lineage=(*self.lineage, self.key),
             via=via,
             fs_path=(fs, path),
+            title=None,
         )
 
 
@@ -209,6 +216,8 @@ def build_sources(config: Config) -> list[Source]:
                 timeout=item.timeout if item.timeout is not None else timeout,
                 retries=item.retries if item.retries is not None else retries,
                 redact=redact,
+                title=None if item.title is None else redact(item.title),
+                strip_frontmatter=item.strip_frontmatter,
             )
         )
     return out

@@ -1,0 +1,89 @@
+"""Frontmatter stripping: the YAML block at the top of a rule file is for the tool that reads it, not the model.
+
+Cursor's ``.mdc`` rules (``description:``, ``globs:``, ``alwaysApply:``) and
+Claude Code's rule files (``paths:``) start with such a block. It is removed
+only when it is surely one, so no content is ever lost by mistake:
+
+* the text starts (after a byte order mark) with a line that is ``---``;
+* a later line is ``---`` or ``...`` (trailing spaces allowed; ``\\n`` or ``\\r\\n``);
+* the first line between them that is not blank or a ``#`` comment is a
+  ``key:`` entry, or there is none (an empty block).
+
+Otherwise the text is kept as it is: an unterminated block (``---`` with no
+end), or a Markdown horizontal rule followed by prose, is content. The blank
+lines right after a removed block go with it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from ..render import Section
+from .cleaning import TextStep
+
+__all__ = ["StripFrontmatter", "StripFrontmatterOf", "strip_frontmatter"]
+
+_OPEN = re.compile(r"(?:\ufeff)?---[ \t]*\r?\n")
+_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
+_KEY = re.compile(r"""(?:"[^"]*"|'[^']*'|[^\s#'"?:\-][^:]*?|-[^\s:][^:]*?)[ \t]*:(?:[ \t]|$)""")
+_BLANK_LINES = re.compile(r"(?:[ \t]*\r?\n)*")
+
+
+def strip_frontmatter(text: str) -> str:
+    """*text* without its leading YAML frontmatter block, if it surely has one (see the module)."""
+    opened = _OPEN.match(text)
+    if opened is None:
+        return text
+    closed = _CLOSE.search(text, opened.end())
+    if closed is None:
+        return text  # unterminated: not frontmatter, or a broken one; either way, content
+    for line in text[opened.end() : closed.start()].splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            if _KEY.match(line) is None:
+                return text  # a horizontal rule and prose, not a YAML mapping
+            break
+    rest = _BLANK_LINES.match(text, closed.end()).end()  # type: ignore[union-attr]
+    return text[rest:]
+
+
+@dataclass(frozen=True, slots=True)
+class StripFrontmatter(TextStep):
+    """Removes a leading YAML ``---`` block (see :func:`strip_frontmatter` for when a block is one)."""
+
+    def clean(self, text: str) -> str:
+        # "-" first: a file that does not start with a dash (or a BOM) costs one comparison.
+        first = text[:1]
+        if first != "-" and first != "\ufeff":
+            return text
+        return strip_frontmatter(text)
+
+
+class StripFrontmatterOf:
+    """:class:`StripFrontmatter` for the sections of some sources only, when a config's sources disagree.
+
+    A glob's matches go with the glob: a section is stripped when its source,
+    or the source it was expanded from, is one of *sources* (keys).
+    """
+
+    def __init__(self, sources: Collection[str]) -> None:
+        self.sources = frozenset(sources)
+        digest = hashlib.sha256("\x1e".join(sorted(self.sources)).encode()).hexdigest()
+        self.token = f"StripFrontmatter(sources={len(self.sources)}:{digest[:16]})"
+
+    def __repr__(self) -> str:
+        return f"StripFrontmatterOf({sorted(self.sources)!r})"
+
+    def __call__(self, sections: Sequence[Section]) -> list[Section]:
+        chosen = self.sources
+        out = []
+        for section in sections:
+            if (section.source if section.parent is None else section.parent) in chosen:
+                text = strip_frontmatter(section.text)
+                if text is not section.text:
+                    section = section.with_text(text)
+            out.append(section)
+        return out
