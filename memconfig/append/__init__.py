@@ -25,15 +25,38 @@ __all__ = ["APPENDERS", "AppenderEntry", "TextAppender", "appender_for"]
 
 
 class AppenderEntry(NamedTuple):
-    """Where an appender lives (``module:Class``, built with ``from_config``) and the extra it needs."""
+    """Where an appender lives (``module:Class``, built with ``from_config``) and the extra it needs.
+
+    Attributes:
+        printable: ``memconfig render --format NAME`` can print it (the class has
+            ``output(system, render)``: a ``str`` printed as it is, else data printed as JSON).
+        honours: the ``appender`` settings this shape uses; setting another to
+            something other than its default is a config error at its key path
+            (``None``: no check).
+    """
 
     target: str
     extra: str | None = None
+    printable: bool = False
+    honours: frozenset[str] | None = None
 
 
 APPENDERS: Mapping[str, AppenderEntry] = MappingProxyType(
     {
-        "text": AppenderEntry("memconfig.append.text:TextAppender"),
+        "text": AppenderEntry(
+            "memconfig.append.text:TextAppender", printable=True, honours=frozenset({"separator", "position"})
+        ),
+        "json": AppenderEntry("memconfig.append.json:JSONAppender", printable=True, honours=frozenset()),
+        "openai": AppenderEntry(
+            "memconfig.append.openai:OpenAIAppender",
+            printable=True,
+            honours=frozenset({"separator", "position", "placement", "role"}),
+        ),
+        "anthropic": AppenderEntry(
+            "memconfig.append.anthropic:AnthropicAppender",
+            printable=True,
+            honours=frozenset({"position", "placement", "cache_control"}),
+        ),
         "langchain": AppenderEntry("memconfig.append.langchain:LangchainAppender", "langchain"),
     }
 )

@@ -53,3 +53,7 @@ class TextAppender:
             prompt = system + self.separator + block
         self._last = (system, block, prompt)
         return prompt
+
+    def output(self, system: str | None, render: _HasText) -> str:
+        """What ``memconfig render --format text`` prints: the prompt, exactly."""
+        return self.append(system, render)

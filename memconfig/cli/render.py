@@ -1,22 +1,44 @@
-"""``memconfig render``: the system prompt with the memory block added, on stdout, exactly."""
+"""``memconfig render``: the system prompt with the memory block added, on stdout, exactly.
+
+``--format`` picks a printable shape from the appender table: ``text`` prints
+the prompt as it is; the others print JSON (keys in a fixed order, UTF-8, a
+newline at the end): ``json`` the render itself, ``openai`` and ``anthropic``
+the keyword arguments of that SDK's call.
+"""
 
 from __future__ import annotations
 
 import argparse
 import io
+import json
 import sys
+from collections.abc import Mapping
+from typing import Any, Protocol, cast
 
+from ..append import APPENDERS, appender_for
 from ..config import MAX_CONFIG_BYTES, Config
 from ..exceptions import ConfigError
 from ..pipeline import Pipeline
+from ..render import Render
 from .logs import cli_logging
 
 __all__ = ["add_arguments", "run"]
 
 HELP = "print the system prompt with the memory block added"
+TEXT = "text"
+
+
+class _Printable(Protocol):
+    def output(self, system: str | None, render: Render) -> str | Mapping[str, Any]: ...
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format",
+        choices=[name for name, entry in APPENDERS.items() if entry.printable],
+        help="what to print: the prompt (text), the render (json), or an SDK call's keyword arguments "
+        "(default: the config's appender.format if it can be printed, else text)",
+    )
     system = parser.add_mutually_exclusive_group()
     system.add_argument("--system", metavar="TEXT", help="the existing system prompt to add the block to")
     system.add_argument(
@@ -25,11 +47,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(config: Config, args: argparse.Namespace) -> int:
+    name = _format(config, args)
     with cli_logging(config, args):
         pipeline = Pipeline.from_config(config)
         system = _read_system(args)
-        _write_all(pipeline.render(system=system))
+        printer = cast(_Printable, appender_for(name, config))
+        out = printer.output(system, pipeline.build())
+        _write_all(out if isinstance(out, str) else json.dumps(out, ensure_ascii=False, indent=2) + "\n")
     return 0
+
+
+def _format(config: Config, args: argparse.Namespace) -> str:
+    """The shape to print: ``--format``, else the config's if it can be printed, else text."""
+    name: str | None = args.format
+    if name is None:
+        entry = APPENDERS.get(config.appender.format)
+        name = config.appender.format if entry is not None and entry.printable else TEXT
+    if name == "json" and (args.system is not None or args.system_file is not None):
+        raise ConfigError(
+            "--format json prints the render (block, sha256, sources), which holds no system prompt: "
+            "leave out --system / --system-file"
+        )
+    return name
 
 
 def _write_all(text: str) -> None:

@@ -19,7 +19,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 import fsspec
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import InitErrorDetails, PydanticCustomError
 from pydantic_settings import (
     BaseSettings,
@@ -340,6 +349,19 @@ class AppenderConfig(_Model):
         if value not in APPENDERS:
             raise ValueError(f"unknown format {value!r}; choose one of: {', '.join(sorted(APPENDERS))}")
         return value
+
+    @field_validator("separator", "position", "placement", "role", "cache_control")
+    @classmethod
+    def _honoured(cls, value: Any, info: ValidationInfo) -> Any:
+        """A setting the configured format does not use is a mistake, unless it is left at its default."""
+        from ..append import APPENDERS
+
+        name, format = info.field_name or "", info.data.get("format")
+        entry = APPENDERS.get(format) if isinstance(format, str) else None
+        if entry is None or entry.honours is None or name in entry.honours or value == cls.model_fields[name].default:
+            return value
+        users = ", ".join(n for n, e in sorted(APPENDERS.items()) if e.honours is not None and name in e.honours)
+        raise ValueError(f"has no effect with format {format!r} (it applies to: {users})")
 
 
 class LoggingConfig(_Model):
