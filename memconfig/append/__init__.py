@@ -15,13 +15,24 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..exceptions import ConfigError
+from .anthropic import AnthropicAppender
+from .json import JSONAppender
+from .openai import OpenAIAppender
 from .text import TextAppender
 
 if TYPE_CHECKING:
     from ..config import Config
     from ..stages import Appender
 
-__all__ = ["APPENDERS", "AppenderEntry", "TextAppender", "appender_for"]
+__all__ = [
+    "APPENDERS",
+    "AnthropicAppender",
+    "AppenderEntry",
+    "JSONAppender",
+    "OpenAIAppender",
+    "TextAppender",
+    "appender_for",
+]
 
 
 class AppenderEntry(NamedTuple):
