@@ -5,7 +5,7 @@ from importlib.metadata import PackageNotFoundError, version
 from .append import APPENDERS, TextAppender
 from .cache import PolicyCache
 from .config import Config, load_config
-from .exceptions import ConfigError, MemconfigError, Problem, SourceError
+from .exceptions import BudgetExceeded, ConfigError, MemconfigError, Problem, SourceError
 from .expand import EXPANDERS, Expander
 from .failures import Failure, SkipReason
 from .format import TemplateFormatter
@@ -25,6 +25,7 @@ __all__ = [
     "EXPANDERS",
     "Appender",
     "Block",
+    "BudgetExceeded",
     "Config",
     "ConfigError",
     "Expander",

@@ -213,9 +213,21 @@ EVENTS: Mapping[str, EventSpec] = MappingProxyType(
             ),
             EventSpec(
                 "source_truncated",
-                (*_SOURCE, "processor", "limit", "chars_before", "chars_after"),
+                (
+                    *_SOURCE,
+                    "processor",
+                    "budget",
+                    "setting",
+                    "unit",
+                    "limit",
+                    "chars_before",
+                    "chars_after",
+                    "tokens_before",
+                    "tokens_after",
+                    "marker",
+                ),
                 "warning",
-                "a budget cut a source on a line boundary; the rest of it is in the prompt",
+                "a budget (the source's own, or the block's) cut a source on a line boundary; the rest is shown",
             ),
             EventSpec(
                 "content_escaped",
@@ -250,7 +262,8 @@ EVENTS: Mapping[str, EventSpec] = MappingProxyType(
                 "prompt_failed",
                 ("schema", "failures", "sources_loaded", "sources_skipped", "duration_ms"),
                 "error",
-                "a render failed: every source it needed and did not get",
+                "a render failed: every source it needed and did not get (or, over a budget with policy fail, "
+                "the largest sources, reason over_budget)",
             ),
         )
     }

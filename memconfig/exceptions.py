@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .failures import Failure
 
-__all__ = ["ConfigError", "MemconfigError", "Problem", "SourceError"]
+__all__ = ["BudgetExceeded", "ConfigError", "MemconfigError", "Problem", "SourceError"]
 
 
 class MemconfigError(Exception):
@@ -85,3 +85,35 @@ class SourceError(MemconfigError):
             return f"{text} ({first.detail})" if first.detail else text
         lines = [f"{len(self.failures)} sources were not loaded and the render needs them:"]
         return "\n".join(lines + [f"  {f}" for f in self.failures])
+
+
+class BudgetExceeded(MemconfigError):
+    """The memory block is over ``formatter.budget`` and its policy is ``fail``.
+
+    Attributes:
+        budget: the setting (``formatter.budget.max_chars`` or ``…max_tokens``).
+        size: the block's size, in *unit*.
+        limit: the budget.
+        unit: ``characters`` or ``tokens``.
+        largest: the largest sources as ``(key, size)``, largest first (at most three).
+    """
+
+    exit_code = 1
+
+    def __init__(self, budget: str, size: int, limit: int, unit: str, largest: Sequence[tuple[str, int]]) -> None:
+        self.budget, self.size, self.limit, self.unit = budget, size, limit, unit
+        self.largest: tuple[tuple[str, int], ...] = tuple(largest)
+        super().__init__(self.format_message())
+
+    def format_message(self) -> str:
+        sources = ", ".join(f"{key!r} {size}" for key, size in self.largest)
+        text = f"the memory block is {self.size} {self.unit}, over {self.budget} = {self.limit} (policy: fail)"
+        return f"{text}; largest sources: {sources}" if sources else text
+
+    @property
+    def failures(self) -> tuple[Failure, ...]:
+        """The largest sources, as ``prompt_failed`` lists them: reason ``over_budget``, their sizes in the detail."""
+        from .failures import Failure, SkipReason
+
+        detail = f"{{}} of the block's {self.size} {self.unit}; {self.budget} is {self.limit}"
+        return tuple(Failure(key, SkipReason.OVER_BUDGET, detail.format(size)) for key, size in self.largest)

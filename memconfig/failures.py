@@ -41,6 +41,8 @@ class SkipReason(enum.StrEnum):
     """A protocol not in ``loader.allowed_protocols``."""
     HOST_NOT_ALLOWED = "host_not_allowed"
     """A host (or a redirect's target) not in ``loader.allowed_hosts``."""
+    OVER_BUDGET = "over_budget"
+    """Left out by a budget: ``formatter.budget`` (or the source's own limit) had no room for any of it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,10 +15,11 @@ from .append import TextAppender, appender_for
 from .cache import PolicyCache
 from .config import Config, load_config
 from .drive import Flow, arun, run
-from .exceptions import SourceError
+from .exceptions import BudgetExceeded, SourceError
 from .format import TemplateFormatter
 from .load import FsspecLoader
 from .process import Cleaning, Drop, EscapeClosingTags, Note, ProcessorChain
+from .process.budget import budget_processors
 from .render import Lazy, Render, Section, SourceRecord
 from .sources import build_sources
 from .stages import Appender, Formatter, Loader, LoadResult, Processor, Snapshot, StateCache
@@ -89,6 +90,7 @@ class Pipeline:
         chain: list[Processor] = [*cleaning.steps, *escaping, *processors]
         if loader is None:
             loader = FsspecLoader.from_config(config, cleaning.is_blank, cleaning.token)
+        chain += budget_processors(config, formatter, sources)  # last: they weigh what goes into the block
         tokens = [_token(loader), *(p.token for p in chain), formatter.token]
         cache = PolicyCache.from_config(config, sources, tokens)
         appender = appender_for(config.appender.format, config)
@@ -151,7 +153,14 @@ class Pipeline:
         snapshot = yield from self.cache.resolve(state, self.loader)
         outcome = self._outcome
         if outcome is None or outcome.snapshot is not snapshot:  # an unchanged turn gets the same snapshot again
-            outcome = self._account(snapshot)
+            try:
+                outcome = self._account(snapshot)
+            except BudgetExceeded as exc:
+                skipped = snapshot.stats.get("sources_skipped", 0)
+                fields: dict[str, Any] = {"sources_loaded": len(snapshot.sections), "sources_skipped": skipped}
+                fields["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
+                events.prompt_failed([*snapshot.failures, *exc.failures], fields)
+                raise
         duration_ms = round((time.perf_counter() - started) * 1000, 3)
         if snapshot.failures:
             counts = outcome.counts

@@ -56,18 +56,14 @@ class DropNamed:
 
 
 class NoteNamed:
-    """Keeps every section; says it cut and escaped the one with key *key* (what budgets and escaping report)."""
+    """Keeps every section; says it escaped the one with key *key* (what escaping reports)."""
 
     def __init__(self, key: str) -> None:
         self.key = key
         self.token = f"note:{key}"
 
     def __call__(self, sections: Sequence[Section]) -> Processed:
-        notes = []
-        for s in sections:
-            if s.source == self.key:
-                cut = {"limit": 1, "chars_before": len(s.text), "chars_after": 1}
-                notes += [Note(s, "source_truncated", cut), Note(s, "content_escaped", {"tags": ["x"], "count": 1})]
+        notes = [Note(s, "content_escaped", {"tags": ["x"], "count": 1}) for s in sections if s.source == self.key]
         return Processed(sections, notes)
 
 
@@ -188,13 +184,21 @@ def test_every_event_has_exactly_its_declared_fields(project: Path, web: WebServ
         {
             "version": 1,
             "base_dir": str(project),
-            "sources": ["a.md", "b.md", "missing.md", {"glob": "rules/*.md"}, remote],
+            "sources": [
+                "a.md",
+                "b.md",
+                "missing.md",
+                {"glob": "rules/*.md"},
+                remote,
+                {"url": "long.md", "max_chars": 100},
+            ],
             "loader": FAST,
             "cache": {"policy": "revalidate"},
             "formatter": {"preset": "plain"},
         },
-        processors=[DropNamed("b.md"), NoteNamed("a.md")],
+        processors=[DropNamed("b.md"), NoteNamed("a.md")],  # long.md is cut by its own max_chars
     )
+    _write(project / "long.md", "a line of forty characters, more or less\n" * 3)
     state: dict[str, Any] = {}
     with capture_logs() as logs:
         pipeline.build(state)  # loaded, skipped, expanded, dropped, truncated, escaped, retried, built

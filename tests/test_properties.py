@@ -258,3 +258,75 @@ def test_content_is_in_the_block_verbatim_or_skipped_with_a_reason(
         with structlog.testing.capture_logs() as again:
             assert pipeline.render("SYS", state) == prompt
         assert [e["event"] for e in again] == ["prompt_built"]
+
+
+# -- (d) budgets: the block fits, and every cut is told -------------------------------------------
+
+_BUDGET_TEXT = st.lists(
+    st.sampled_from(["word", "ab", " ", "\n", "\n", "\r\n", "日本", "🧠", "é", "x" * 40]), max_size=60
+).map("".join)
+
+
+@PROPERTY
+@given(
+    texts=st.lists(_BUDGET_TEXT, min_size=1, max_size=4),
+    unit=st.sampled_from(["max_chars", "max_tokens"]),
+    limit=st.integers(min_value=1, max_value=600),
+    policy=st.sampled_from(["truncate", "drop"]),
+    own=st.lists(st.one_of(st.none(), st.integers(min_value=1, max_value=200)), min_size=4, max_size=4),
+    priorities=st.lists(st.integers(min_value=-2, max_value=2), min_size=4, max_size=4),
+    marker=st.sampled_from([None, "", "<{cut} {unit} of {path} cut>"]),
+)
+def test_any_budget_gives_a_block_within_it_and_every_cut_is_logged(
+    texts: list[str],
+    unit: str,
+    limit: int,
+    policy: str,
+    own: list[int | None],
+    priorities: list[int],
+    marker: str | None,
+) -> None:
+    """For any texts and budgets, the block is within formatter.budget, and a source not in it whole has a
+    ``source_truncated`` or ``source_dropped`` (``over_budget``) event, not both; a cut never grows a source."""
+    from memconfig.process.tokens import ESTIMATE
+
+    count = len if unit == "max_chars" else ESTIMATE
+    fs = fsspec.filesystem("memory")
+    prefix = f"budget-{next(_examples)}"
+    sources: list[dict[str, Any]] = []
+    for i, text in enumerate(texts):
+        fs.pipe(f"/{prefix}/f{i}.md", text.encode())
+        source: dict[str, Any] = {"url": f"memory://{prefix}/f{i}.md", "priority": priorities[i]}
+        if own[i] is not None:
+            source[unit] = own[i]
+        sources.append(source)
+    budget: dict[str, Any] = {unit: limit, "policy": policy}
+    if marker is not None:
+        budget["marker"] = marker
+    try:
+        config = {"version": 1, "sources": sources, "formatter": {"preset": "plain", "budget": budget}}
+        pipeline = Pipeline.from_config(config)
+        with structlog.testing.capture_logs() as logs:
+            render = pipeline.build({})
+    finally:
+        fs.rm(f"/{prefix}", recursive=True)
+    assert count(render.text) <= limit
+    loaded = {e["source"] for e in logs if e["event"] == "source_loaded"}
+    cut = {e["source"]: e for e in logs if e["event"] == "source_truncated"}
+    dropped = {e["source"]: e for e in logs if e["event"] == "source_dropped"}
+    assert not set(cut) & set(dropped)
+    for source, text in zip(sources, texts, strict=True):
+        key = source["url"]
+        if key not in loaded:
+            continue
+        if key in dropped:
+            assert dropped[key]["reason"] == "over_budget"
+        elif key in cut:
+            size = "tokens" if unit == "max_tokens" else "chars"  # in its own unit (a marker may hold more characters)
+            assert cut[key][f"{size}_after"] <= cut[key][f"{size}_before"]
+            if marker is None:
+                assert f"{key} cut here:" in render.text
+        else:
+            assert text.removeprefix("\ufeff").rstrip() in render.text
+    [built] = [e for e in logs if e["event"] == "prompt_built"]
+    assert (built["truncated"], built["dropped"]) == (len(cut), len(dropped))

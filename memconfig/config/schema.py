@@ -215,12 +215,25 @@ class BudgetConfig(_Model):
     max_tokens: int | None = Field(default=None, gt=0)
     policy: Literal["fail", "truncate", "drop"] = "truncate"
     marker: str | None = None
-    """The text left where a source was cut (a template; ``""``: none, the cut is still logged)."""
+    """The text left where a source was cut (a template; ``""``: none, the cut is still logged).
+
+    It marks the cuts of sources' own limits too: ``budget: {marker: ""}``, with no limit, sets only that."""
+
+    @field_validator("marker")
+    @classmethod
+    def _valid_marker(cls, value: str | None) -> str | None:
+        if value is not None:
+            from ..process.budget import MARKER_SLOTS  # the budget's own slot set
+
+            Template(value, MARKER_SLOTS)
+        return value
 
     @model_validator(mode="after")
     def _one_limit(self) -> BudgetConfig:
-        if (self.max_chars is None) == (self.max_tokens is None):
-            raise ValueError("give exactly one of 'max_chars' or 'max_tokens'")
+        if self.max_chars is not None and self.max_tokens is not None:
+            raise ValueError("give one of 'max_chars' or 'max_tokens', not both")
+        if self.max_chars is None and self.max_tokens is None and "policy" in self.model_fields_set:
+            raise ValueError("'policy' needs a limit: 'max_chars' or 'max_tokens'")
         return self
 
 
