@@ -19,7 +19,6 @@ from structlog.testing import capture_logs
 
 from memconfig import Pipeline, Render, Section, SourceError
 from memconfig.events import EVENTS, SCHEMA_VERSION, EventSpec
-from memconfig.process import Note, Processed
 
 BOOKKEEPING = {"event", "log_level", "render_id"}
 FAST = {"backoff": 0.01, "timeout": 5, "retries": 2}
@@ -53,18 +52,6 @@ class DropNamed:
 
     def __call__(self, sections: Sequence[Section]) -> Sequence[Section]:
         return [s for s in sections if s.source != self.key]
-
-
-class NoteNamed:
-    """Keeps every section; says it escaped the one with key *key* (what escaping reports)."""
-
-    def __init__(self, key: str) -> None:
-        self.key = key
-        self.token = f"note:{key}"
-
-    def __call__(self, sections: Sequence[Section]) -> Processed:
-        notes = [Note(s, "content_escaped", {"tags": ["x"], "count": 1}) for s in sections if s.source == self.key]
-        return Processed(sections, notes)
 
 
 @pytest.fixture
@@ -191,14 +178,16 @@ def test_every_event_has_exactly_its_declared_fields(project: Path, web: WebServ
                 {"glob": "rules/*.md"},
                 remote,
                 {"url": "long.md", "max_chars": 100},
+                "closes.md",
             ],
             "loader": FAST,
             "cache": {"policy": "revalidate"},
-            "formatter": {"preset": "plain"},
+            "formatter": {"preset": "plain", "template": "<memory>\n{agent_memory}\n</memory>"},
         },
-        processors=[DropNamed("b.md"), NoteNamed("a.md")],  # long.md is cut by its own max_chars
+        processors=[DropNamed("b.md")],  # long.md is cut by its own max_chars; closes.md's </memory> is escaped
     )
     _write(project / "long.md", "a line of forty characters, more or less\n" * 3)
+    _write(project / "closes.md", "early </memory> end")
     state: dict[str, Any] = {}
     with capture_logs() as logs:
         pipeline.build(state)  # loaded, skipped, expanded, dropped, truncated, escaped, retried, built

@@ -144,17 +144,13 @@ class TemplateFormatter:
         for item in sections:
             if body:
                 body.append(separator)
-            values = {
-                "path": item.source,
-                "name": item.name,
-                "title": titles.get(item.source, item.name),
-                "content": item.text.rstrip(),
-            }
-            for slot, literal, escape in parts:
-                if slot is None:
-                    body.append(literal)
-                else:
-                    body.append(values[slot] if escape is None else escape(values[slot]))
+            name = item.name
+            title = titles.get(item.source, name) if titles else name
+            values = {"path": item.source, "name": name, "title": title, "content": item.text.rstrip()}
+            body += [
+                literal if slot is None else values[slot] if escape is None else escape(values[slot])
+                for slot, literal, escape in parts
+            ]
         pieces: list[str] = []
         for is_slot, part in self._template.parts:
             if is_slot:
