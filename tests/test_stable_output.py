@@ -26,7 +26,7 @@ from memconfig import Pipeline
 
 FORMATS = ("text", "json", "openai", "anthropic")
 #: (config, format) pairs each change is checked with: every format and every layout at least once.
-RUNS = (("deepagents", "text"), ("deepagents", "json"), ("markdown-openai", "openai"), ("xml-anthropic", "anthropic"))
+RUNS = (("deepagents", "text"), ("budget", "json"), ("markdown-openai", "openai"), ("xml-anthropic", "anthropic"))
 NOTES = {
     "alpha.md": "# Alpha\n\nfirst note\n",
     "beta.md": "# Beta ü\n\nsecond note\n",
@@ -73,7 +73,8 @@ def scene(tmp_path_factory: pytest.TempPathFactory, web_server: WebServer) -> It
     root = tmp_path_factory.mktemp("stable")
     docs = root / "project" / "docs"
     (docs / "notes").mkdir(parents=True)
-    (docs / "AGENTS.md").write_text("---\ntitle: rules\n---\n# Rules\n\nbe kind <!-- hidden -->\n", encoding="utf-8")
+    rules = "---\ntitle: rules\n---\n# Rules\n\nbe kind <!-- hidden -->\n- test before you push\n- keep commits small\n"
+    (docs / "AGENTS.md").write_text(rules, encoding="utf-8")
     for name, body in NOTES.items():
         (docs / "notes" / name).write_text(body, encoding="utf-8")
     for name, body in REMOTE.items():
@@ -95,11 +96,22 @@ def scene(tmp_path_factory: pytest.TempPathFactory, web_server: WebServer) -> It
             "formatter": {"preset": "xml"},
             "appender": {"format": "anthropic", "placement": "user", "cache_control": {"ttl": "1h"}},
         },
+        "budget": {  # a source's own limit, and a token budget that cuts the lowest priority first
+            "sources": [
+                {"url": "AGENTS.md", "max_chars": 60, "priority": 2},
+                *sources[1:3],
+                {**sources[3], "priority": 1},
+            ],
+            "formatter": {
+                "preset": "markdown",
+                "budget": {"max_tokens": 60, "marker": "[{cut} {unit} cut from {name}]"},
+            },
+        },
     }
     configs = {}
     for name, extra in layouts.items():
         path = root / "project" / f"{name}.yaml"
-        data = {"version": 1, "base_dir": "docs", "sources": sources, **extra}
+        data = {"version": 1, "base_dir": "docs", "sources": sources} | extra
         path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
         configs[name] = path
     yield Scene(root, configs, web_server)
@@ -260,6 +272,9 @@ def test_the_baseline_reads_every_kind_of_source(baseline: dict[tuple[str, str],
     [memory] = xml["messages"][0]["content"]
     assert xml["system"] == "You are careful." and memory["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
     assert '<source name="Remote, slow"' in memory["text"]
+    budget = json.loads(baseline["budget", "json"].stdout)
+    assert budget["counts"]["truncated"] + budget["counts"]["dropped"] >= 2  # its own limit, and the budget
+    assert "source_truncated" in next(s["notes"] for s in budget["sources"] if s["source"] == "AGENTS.md")
 
 
 def test_render_sha256_is_the_texts_in_process(scene: Scene) -> None:
