@@ -18,10 +18,10 @@ caller passes is changed; results are new lists and dicts.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 from ..exceptions import ConfigError
-from .turns import before_first_user
+from .shapes import HasText, before_first_user, one_of
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -33,11 +33,6 @@ TextBlock = Mapping[str, Any]
 Request = Mapping[str, Any]
 """Keyword arguments of ``client.messages.create``: ``system`` and ``messages`` are read, the rest kept."""
 Placement = Literal["system", "user"]
-
-
-class _HasText(Protocol):
-    @property
-    def text(self) -> str: ...
 
 
 class AnthropicAppender:
@@ -55,10 +50,8 @@ class AnthropicAppender:
     def __init__(
         self, position: str = "append", *, placement: str = "system", cache_control: Mapping[str, str] | None = None
     ) -> None:
-        if position not in ("append", "prepend"):
-            raise ValueError(f"position must be 'append' or 'prepend', not {position!r}")
-        if placement not in ("system", "user"):
-            raise ValueError(f"placement must be 'system' or 'user', not {placement!r}")
+        one_of("position", position, ("append", "prepend"))
+        one_of("placement", placement, ("system", "user"))
         self.position = position
         self.placement = cast(Placement, placement)
         self.cache_control = dict(cache_control) if cache_control is not None else None
@@ -76,11 +69,11 @@ class AnthropicAppender:
         )
 
     @overload
-    def append(self, system: str | Sequence[TextBlock] | None, render: _HasText) -> list[TextBlock]: ...
+    def append(self, system: str | Sequence[TextBlock] | None, render: HasText) -> list[TextBlock]: ...
     @overload
-    def append(self, system: Request, render: _HasText) -> dict[str, Any]: ...
+    def append(self, system: Request, render: HasText) -> dict[str, Any]: ...
     def append(
-        self, system: str | Sequence[TextBlock] | Request | None, render: _HasText
+        self, system: str | Sequence[TextBlock] | Request | None, render: HasText
     ) -> list[TextBlock] | dict[str, Any]:
         """The new ``system`` blocks; or, given the request's keyword arguments, new keyword arguments.
 
@@ -100,11 +93,11 @@ class AnthropicAppender:
             )
         return self._system(system, render.text)
 
-    def output(self, system: str | None, render: _HasText) -> dict[str, Any]:
+    def output(self, system: str | None, render: HasText) -> dict[str, Any]:
         """What ``memconfig render --format anthropic`` prints: keyword arguments of ``messages.create``."""
         return self._request({"system": system} if system else {}, render)
 
-    def _request(self, request: Request, render: _HasText) -> dict[str, Any]:
+    def _request(self, request: Request, render: HasText) -> dict[str, Any]:
         out = dict(request)
         block = render.text
         if self.placement == "user":

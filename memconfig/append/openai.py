@@ -15,10 +15,10 @@ first user turn, as Codex and Claude Code place theirs.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
+from .shapes import HasText, before_first_user, one_of
 from .text import TextAppender
-from .turns import before_first_user
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -30,11 +30,6 @@ Message = Mapping[str, Any]
 Placement = Literal["system", "user"]
 Role = Literal["system", "developer"]
 _INSTRUCTIONS = ("system", "developer")
-
-
-class _HasText(Protocol):
-    @property
-    def text(self) -> str: ...
 
 
 class OpenAIAppender:
@@ -53,10 +48,8 @@ class OpenAIAppender:
     def __init__(
         self, separator: str = "\n\n", position: str = "append", *, placement: str = "system", role: str = "system"
     ) -> None:
-        if placement not in ("system", "user"):
-            raise ValueError(f"placement must be 'system' or 'user', not {placement!r}")
-        if role not in _INSTRUCTIONS:
-            raise ValueError(f"role must be 'system' or 'developer', not {role!r}")
+        one_of("placement", placement, ("system", "user"))
+        one_of("role", role, _INSTRUCTIONS)
         self._text = TextAppender(separator, position)  # joins string content, and keeps the last join
         self.placement = cast(Placement, placement)
         self.role = cast(Role, role)
@@ -80,7 +73,7 @@ class OpenAIAppender:
             f"placement={self.placement!r}, role={self.role!r})"
         )
 
-    def append(self, messages: str | Sequence[Message] | None, render: _HasText) -> list[Message]:
+    def append(self, messages: str | Sequence[Message] | None, render: HasText) -> list[Message]:
         """A new message list with the block in it.
 
         Args:
@@ -103,11 +96,11 @@ class OpenAIAppender:
         listed.insert(0, {"role": self.role, "content": block})
         return listed
 
-    def output(self, system: str | None, render: _HasText) -> dict[str, Any]:
+    def output(self, system: str | None, render: HasText) -> dict[str, Any]:
         """What ``memconfig render --format openai`` prints: the keyword arguments of ``chat.completions.create``."""
         return {"messages": self.append(system, render)}
 
-    def _extended(self, content: object, render: _HasText) -> str | list[Any]:
+    def _extended(self, content: object, render: HasText) -> str | list[Any]:
         if content is None or isinstance(content, str):
             return self._text.append(content, render)
         if isinstance(content, Sequence):

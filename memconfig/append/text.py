@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
+
+from .shapes import HasText, one_of
 
 if TYPE_CHECKING:
     from ..config import Config
 
 __all__ = ["TextAppender"]
-
-
-class _HasText(Protocol):
-    @property
-    def text(self) -> str: ...
 
 
 class TextAppender:
@@ -25,8 +22,7 @@ class TextAppender:
     """
 
     def __init__(self, separator: str = "\n\n", position: str = "append") -> None:
-        if position not in ("append", "prepend"):
-            raise ValueError(f"position must be 'append' or 'prepend', not {position!r}")
+        one_of("position", position, ("append", "prepend"))
         self.separator = separator
         self.position = position
         self._last: tuple[str | None, str, str] | None = None  # (system, block, prompt)
@@ -38,7 +34,7 @@ class TextAppender:
     def __repr__(self) -> str:
         return f"TextAppender(separator={self.separator!r}, position={self.position!r})"
 
-    def append(self, system: str | None, render: _HasText) -> str:
+    def append(self, system: str | None, render: HasText) -> str:
         block = render.text
         last = self._last
         if last is not None and last[1] is block and (last[0] is system or last[0] == system):
@@ -54,6 +50,6 @@ class TextAppender:
         self._last = (system, block, prompt)
         return prompt
 
-    def output(self, system: str | None, render: _HasText) -> str:
+    def output(self, system: str | None, render: HasText) -> str:
         """What ``memconfig render --format text`` prints: the prompt, exactly."""
         return self.append(system, render)
