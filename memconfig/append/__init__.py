@@ -68,7 +68,11 @@ APPENDERS: Mapping[str, AppenderEntry] = MappingProxyType(
             printable=True,
             honours=frozenset({"position", "placement", "cache_control"}),
         ),
-        "langchain": AppenderEntry("memconfig.append.langchain:LangchainAppender", "langchain"),
+        "langchain": AppenderEntry(
+            "memconfig.append.langchain:LangchainAppender",
+            "langchain",
+            honours=frozenset({"separator", "position", "placement", "cache_control"}),
+        ),
     }
 )
 
