@@ -124,13 +124,17 @@ def test_generated_bad_config_exits_2(
     assert_reported(Case(path, made.expect, made.where), *cli(command, "-c", str(path)))
 
 
+# The child's own peak (VmHWM, of the memory it was exec'd into): ru_maxrss would also count the
+# parent's resident set at the moment it spawned the child, which is the test runner's, not memconfig's.
 _CHILD = """
-import json, resource, sys
+import json, re, sys
 from memconfig.cli import main
 from memconfig.config import Config
 from memconfig.exceptions import ConfigError
 code = main(sys.argv[1:])
-sys.stdout.write(json.dumps({"code": code, "maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+with open("/proc/self/status") as status:
+    peak = int(re.search(r"VmHWM:\\s*(\\d+) kB", status.read())[1])
+sys.stdout.write(json.dumps({"code": code, "maxrss_kib": peak}))
 """
 
 
