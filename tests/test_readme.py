@@ -1,4 +1,4 @@
-"""The README's examples are true as pasted: every ``python`` block runs, every ``yaml`` block is a valid config."""
+"""The examples of the README and docs/ are true as pasted: every ``python`` block runs, every ``yaml`` validates."""
 
 from __future__ import annotations
 
@@ -13,16 +13,20 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text(encoding="utf-8")
-_HEADING = re.compile(r"^#{2,3} (.+)$", re.MULTILINE)
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+_HEADING = re.compile(r"^#{1,3} (.+)$", re.MULTILINE)
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)")
 
 
-def _blocks(language: str) -> list[Any]:
+def _blocks(language: str, documents: list[Path] = DOCUMENTS) -> list[Any]:
     params = []
-    for number, found in enumerate(re.finditer(rf"^```{language}\n(.*?)^```", README, re.DOTALL | re.MULTILINE), 1):
-        section = [m[1] for m in _HEADING.finditer(README[: found.start()])][-1]
-        params.append(pytest.param(found[1], id=f"{number}-{re.sub(r'[^a-z0-9]+', '-', section.lower()).strip('-')}"))
+    for document in documents:
+        text = document.read_text(encoding="utf-8")
+        blocks = re.finditer(rf"^```{language}\n(.*?)^```", text, re.DOTALL | re.MULTILINE)
+        for number, found in enumerate(blocks, 1):
+            section = [m[1] for m in _HEADING.finditer(text[: found.start()])][-1]
+            slug = re.sub(r"[^a-z0-9]+", "-", section.lower()).strip("-")
+            params.append(pytest.param(found[1], id=f"{document.stem}-{number}-{slug}"))
     return params
 
 
@@ -36,8 +40,9 @@ def _environment(*texts: str) -> dict[str, str]:
 
 def test_readme_has_examples_in_both_languages() -> None:
     """The front door shows Python (a quick start, a processor, a loader, an appender) and configs."""
-    assert len(_blocks("python")) >= 4
-    assert len(_blocks("yaml")) >= 2
+    readme = DOCUMENTS[:1]
+    assert len(_blocks("python", readme)) >= 4
+    assert len(_blocks("yaml", readme)) >= 2
 
 
 @pytest.mark.parametrize("code", _blocks("python"))
