@@ -16,6 +16,7 @@ from .cache import PolicyCache
 from .config import Config, load_config
 from .drive import Flow, arun, run
 from .exceptions import BudgetExceeded, SourceError
+from .failures import Failure
 from .format import TemplateFormatter
 from .load import FsspecLoader
 from .process import Cleaning, Drop, EscapeClosingTags, Note, ProcessorChain
@@ -156,18 +157,14 @@ class Pipeline:
             try:
                 outcome = self._account(snapshot)
             except BudgetExceeded as exc:
-                skipped = snapshot.stats.get("sources_skipped", 0)
-                fields: dict[str, Any] = {"sources_loaded": len(snapshot.sections), "sources_skipped": skipped}
-                fields["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
-                events.prompt_failed([*snapshot.failures, *exc.failures], fields)
+                loaded, skipped = len(snapshot.sections), snapshot.stats.get("sources_skipped", 0)
+                _log_failure([*snapshot.failures, *exc.failures], loaded, skipped, started)
                 raise
-        duration_ms = round((time.perf_counter() - started) * 1000, 3)
         if snapshot.failures:
             counts = outcome.counts
-            fields = {"sources_loaded": counts["sources_loaded"], "sources_skipped": counts["sources_skipped"]}
-            events.prompt_failed(snapshot.failures, {**fields, "duration_ms": duration_ms})
+            _log_failure(snapshot.failures, counts["sources_loaded"], counts["sources_skipped"], started)
             raise SourceError(snapshot.failures)
-        outcome.log(duration_ms)
+        outcome.log(_since(started))
         self._outcome = outcome.again()
         text, sha256, records, _, _ = outcome.view
         return Render(text, sha256, render_id, records, outcome.counts, outcome.memo)
@@ -259,6 +256,16 @@ class _Outcome:
         return self if self.memo else _Outcome(self.snapshot, self.view, self.counts, True)
 
 
+def _since(started: float) -> float:
+    """Milliseconds since *started* (``time.perf_counter()``), as events give durations."""
+    return round((time.perf_counter() - started) * 1000, 3)
+
+
+def _log_failure(failures: Sequence[Failure], loaded: int, skipped: int, started: float) -> None:
+    fields = {"sources_loaded": loaded, "sources_skipped": skipped, "duration_ms": _since(started)}
+    events.prompt_failed(failures, fields)
+
+
 def _token(stage: object) -> str:
     """A stage's token, or its class's name for a stage that declares none."""
     token = getattr(stage, "token", None)
@@ -278,7 +285,7 @@ def _records(
     for record in seen():
         if record.source in out:
             drop = out[record.source]
-            detail = f"by {drop.processor}" + (f": {drop.detail}" if drop.detail else "")
+            detail = drop.detail or f"by {drop.processor}"  # a processor's own words, else its token
             record = record._replace(status="skipped", reason=drop.reason, detail=detail)
         elif record.source in chars:
             record = record._replace(chars=chars[record.source])

@@ -37,9 +37,11 @@ from structlog.testing import capture_logs
 
 from memconfig import Pipeline
 from memconfig.cli import main
+from memconfig.append import APPENDERS, appender_for
 from memconfig.cli.main import COMMANDS
 from memconfig.config import load_config
 from memconfig.exceptions import ConfigError, SourceError
+from memconfig.integrations.langchain import MemconfigMiddleware
 from memconfig.sources import build_sources
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -561,6 +563,23 @@ def test_no_secret_in_cli_output(
             assert content in run.out  # the secrets were used, and are still nowhere to be seen
 
 
+@pytest.mark.parametrize("output", [name for name, entry in APPENDERS.items() if entry.printable and name != "text"])
+@pytest.mark.parametrize("scenario_name", ["every-source", "required-source-fails"])
+def test_no_secret_in_any_render_format(
+    output: str, scenario_name: str, world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``render --format json | openai | anthropic``: the records, messages and blocks show every URL masked."""
+    scenario = SCENARIOS[scenario_name](world)
+    system = [] if output == "json" else COMMAND_ARGS["render"]
+    run = in_process(["render", "-c", str(scenario.path), "--format", output, *system], capsys)
+    check_run(run, scenario, "render", True, f"render --format {output} over {scenario_name}")
+    if scenario.reader_exit == 0:
+        printed = json.loads(run.out)
+        assert "signed content" in json.dumps(printed)  # the secrets were used, and are still nowhere to be seen
+        if output == "json":
+            assert {record["status"] for record in printed["sources"]} == {"loaded", "skipped"}
+
+
 @pytest.mark.parametrize("log_format", ["json", "console"])
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_no_secret_in_log_files(
@@ -614,6 +633,8 @@ def test_no_secret_in_reprs_events_or_errors(world: World) -> None:
     pipeline = Pipeline.from_config(config)
     things: list[object] = [config, *config.sources, config.loader, *build_sources(config)]
     things += [pipeline, pipeline.loader, pipeline.cache, pipeline.formatter, pipeline.appender, pipeline.processors]
+    things += [*pipeline.processors.processors, *(appender_for(name, config) for name in APPENDERS)]
+    things += [MemconfigMiddleware(pipeline), MemconfigMiddleware.from_config(config)]
     state: dict[str, Any] = {}
     with capture_logs() as logs, pytest.raises(SourceError) as caught:
         pipeline.build(state)

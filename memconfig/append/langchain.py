@@ -18,12 +18,14 @@ block where the placement says (:meth:`LangchainAppender.place`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 try:
     from langchain_core.messages import BaseMessage, ContentBlock, HumanMessage, SystemMessage
 except ImportError:  # pragma: no cover - exercised by the appender table's install hint
     raise ImportError("the langchain appender needs langchain: pip install 'memconfig[langchain]'") from None
+
+from .shapes import HasText, one_of
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -31,11 +33,6 @@ if TYPE_CHECKING:
 __all__ = ["LangchainAppender"]
 
 Placement = Literal["system", "user"]
-
-
-class _HasText(Protocol):
-    @property
-    def text(self) -> str: ...
 
 
 class LangchainAppender:
@@ -60,10 +57,8 @@ class LangchainAppender:
         placement: str = "system",
         cache_control: Mapping[str, str] | None = None,
     ) -> None:
-        if position not in ("append", "prepend"):
-            raise ValueError(f"position must be 'append' or 'prepend', not {position!r}")
-        if placement not in ("system", "user"):
-            raise ValueError(f"placement must be 'system' or 'user', not {placement!r}")
+        one_of("position", position, ("append", "prepend"))
+        one_of("placement", placement, ("system", "user"))
         self.separator = separator
         self.position = position
         self.placement: Placement = cast(Placement, placement)
@@ -83,14 +78,14 @@ class LangchainAppender:
         )
 
     @overload
-    def append(self, system: SystemMessage | str, render: _HasText) -> SystemMessage: ...
+    def append(self, system: SystemMessage | str, render: HasText) -> SystemMessage: ...
     @overload
-    def append(self, system: None, render: _HasText) -> SystemMessage | None: ...
+    def append(self, system: None, render: HasText) -> SystemMessage | None: ...
     @overload
-    def append(self, system: Sequence[BaseMessage], render: _HasText) -> list[BaseMessage]: ...
+    def append(self, system: Sequence[BaseMessage], render: HasText) -> list[BaseMessage]: ...
 
     def append(
-        self, system: SystemMessage | str | Sequence[BaseMessage] | None, render: _HasText
+        self, system: SystemMessage | str | Sequence[BaseMessage] | None, render: HasText
     ) -> SystemMessage | list[BaseMessage] | None:
         """The system message with the block as one more text block (``placement: system``).
 
@@ -118,7 +113,7 @@ class LangchainAppender:
         self._last = (system, block, message)
         return message
 
-    def place(self, messages: Sequence[BaseMessage], render: _HasText) -> list[BaseMessage]:
+    def place(self, messages: Sequence[BaseMessage], render: HasText) -> list[BaseMessage]:
         """A whole conversation with the block where :attr:`placement` says.
 
         ``system``: in the first system message (one is put first if there is
@@ -136,7 +131,7 @@ class LangchainAppender:
                 listed.insert(0, system)
         return listed
 
-    def insert(self, messages: Sequence[BaseMessage], render: _HasText) -> list[BaseMessage]:
+    def insert(self, messages: Sequence[BaseMessage], render: HasText) -> list[BaseMessage]:
         """The turns with the block in a user message before the first user turn (``placement: user``).
 
         With no user turn yet, the block's message comes last. Under

@@ -32,6 +32,7 @@ from ..format.templates import Template, TemplateError
 from ..render import Section
 from ..stages import Block, Processor
 from .chain import Note, Processed
+from .escaping import ClosingTags
 from .tokens import CHARACTERS, Counter, token_counter
 
 if TYPE_CHECKING:
@@ -58,7 +59,10 @@ _NEWLINE = re.compile("\n")
 
 
 class Measure(Protocol):
-    """What a total budget needs of the formatter: the block, and its size in parts."""
+    """What a total budget needs of the formatter: the block, its size in parts, the tags content sits in."""
+
+    @property
+    def wrappers(self) -> Sequence[str]: ...
 
     def format(self, sections: Sequence[Section]) -> Block: ...
 
@@ -402,12 +406,9 @@ def budget_processors(config: Config, formatter: Measure, sources: Sequence[Sour
         s.max_tokens is not None for s in config.sources
     )
     tokens = token_counter(config) if wants_tokens or config.formatter.tokens.count != "estimate" else None
-    wrappers: Sequence[str] = getattr(formatter, "wrappers", ())
     neutralise = None
-    if wrappers:
-        from .escaping import ClosingTags
-
-        closing = ClosingTags(wrappers)
+    if formatter.wrappers:
+        closing = ClosingTags(formatter.wrappers)
         neutralise = lambda value: closing.neutralise(value)[0]  # noqa: E731
     try:
         marker = Marker(budget.marker if budget is not None else None, neutralise)
