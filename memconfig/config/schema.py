@@ -38,6 +38,7 @@ from pydantic_settings import (
 )
 
 from ..exceptions import ConfigError, Problem
+from ..format.markup import LayoutProblem, layout_problems
 from ..format.presets import MEMORY_SLOT, PRESETS, SECTION_SLOTS, Preset, define_presets, overrides, unknown_preset
 from ..format.templates import Template
 from ..sources.redact import Redactor, mask, redact_options, redact_url, variable_secrets
@@ -548,6 +549,8 @@ class Config(BaseSettings):
         chosen = plain.get("base_dir")
         base = Path(os.path.abspath(_base_folder(origin, chosen) if isinstance(chosen, str) else origin))
         template_text, credentials = check_on_disk(plain, base, problems)
+        if config is not None and not problems:
+            problems += _layout_problems(config, template_text)
         if config is None or problems:
             secrets = variable_secrets(data)  # a message may quote the value it rejects
             raise ConfigError([Problem(p.path, mask(p.message, secrets)) for p in problems], file=file)
@@ -559,6 +562,30 @@ class Config(BaseSettings):
         for source in config.sources:
             source._secrets = config._secrets
         return config
+
+
+def _layout_problems(config: Config, template_text: str | None) -> list[Problem]:
+    """Layouts that would let a value end its wrapper (:func:`~memconfig.format.markup.layout_problems`), by key."""
+    presets, _ = define_presets(config.presets)
+    found: list[Problem] = []
+    for name in config.presets:
+        found += [Problem(f"presets.{name}.{p.field}", p.message) for p in _unsafe(presets[name])]
+    formatter = config.formatter
+    own = {*overrides(formatter), *(["template"] if template_text is not None else [])}
+    for p in _unsafe(formatter.layout(template_text, presets)):
+        if p.field in own:
+            key = "template_file" if p.field == "template" and formatter.template_file else p.field
+            found.append(Problem(f"formatter.{key}", p.message))
+        elif formatter.preset not in config.presets:  # else reported under presets: already
+            found.append(Problem("formatter", f"with preset {formatter.preset!r}'s {p.field}: {p.message}"))
+    return found
+
+
+def _unsafe(layout: Preset) -> list[LayoutProblem]:
+    if not layout.escape:
+        return []
+    template = Template(layout.template, {MEMORY_SLOT}, [MEMORY_SLOT])
+    return layout_problems(template.parts, Template(layout.section, SECTION_SLOTS).parts, layout.separator)
 
 
 #: ``base_dir: <cwd>`` (or ``<cwd>/sub``): the working folder of the process that loads the config.

@@ -12,7 +12,12 @@ What the formatter escapes is what it puts in itself, when the layout's
 gets its value escaped for that place (``&``, ``<``, ``>``, the attribute's quote,
 control characters), and a name, title or path laid out as text has the
 wrappers' closing tags neutralised as content has (a file name can hold
-``</agent_memory>`` too). Which slots sit where is read from the layout.
+``</agent_memory>`` too). Which slots sit where is read from the layout. Every
+text value's end is checked once more as it goes in (a ``<`` that the text after
+it could still turn into a wrapper's closing tag gets a backslash), for what a
+processor after the escaping one, a budget's cut, leaves there. A layout whose
+own text would let a value finish or name a tag is refused when the formatter is
+made (:func:`~memconfig.format.markup.layout_problems`, :class:`~memconfig.format.markup.LayoutError`).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from ..process.escaping import ClosingTags
 from ..render import Section
 from ..stages import Block
-from .markup import enclosing, slot_contexts
+from .markup import LayoutError, layout_problems, slot_contexts, wrappers
 from .presets import MEMORY_SLOT, PRESETS, SECTION_SLOTS, Preset, define_presets
 from .templates import Template
 
@@ -93,8 +98,12 @@ class TemplateFormatter:
         self.titles: Mapping[str, str] = dict(titles or {})
         self._template = Template(layout.template, {MEMORY_SLOT}, [MEMORY_SLOT])
         self._section = Template(layout.section, SECTION_SLOTS)
-        wrappers = (*enclosing(self._template.parts, MEMORY_SLOT), *enclosing(self._section.parts, "content"))
-        self.wrappers: tuple[str, ...] = tuple(dict.fromkeys(wrappers)) if layout.escape else ()
+        self.wrappers: tuple[str, ...] = ()
+        if layout.escape:
+            problems = layout_problems(self._template.parts, self._section.parts, layout.separator)
+            if problems:
+                raise LayoutError(problems)
+            self.wrappers = wrappers(self._template.parts, self._section.parts, layout.separator)
         self._parts = self._escaped_parts(ClosingTags(self.wrappers))
         titled = sorted(self.titles.items()) if "title" in self._section.slots else []
         made_of = repr((astuple(layout), titled))
@@ -129,7 +138,9 @@ class TemplateFormatter:
             escape: Callable[[str], str] | None = None
             if is_slot and context is not None:
                 escape = lambda value, quote=context: escape_attribute(value, quote)  # noqa: E731
-            elif is_slot and text != "content" and closing.names:
+            elif is_slot and text == "content" and closing.names:
+                escape = closing.neutralise_end  # the escaping processor did the rest; a later cut may leave an end
+            elif is_slot and closing.names:
                 escape = lambda value: closing.neutralise(value)[0]  # noqa: E731
             parts.append((text if is_slot else None, "" if is_slot else text, escape))
         return tuple(parts)

@@ -7,7 +7,15 @@ content, in any letter case and with the spacing a model would still read as
 closing (``</agent_memory>``, ``</ Agent_Memory >``, ``< /agent_memory``, a
 ``</agent_memory`` cut short), by putting a backslash after its ``<``:
 ``</agent_memory>`` becomes ``<\\/agent_memory>``, which no HTML or XML reader
-takes for a tag and a model reads as the text it is. Nothing else changes, so
+takes for a tag and a model reads as the text it is.
+
+A text's end is treated the same way: when it ends (trailing whitespace aside,
+which the formatter strips) with a ``<`` that the text after it could still
+turn into a wrapper's closing tag (``<``, ``</``, ``< /``, ``</agent_mem``),
+that ``<`` gets its backslash too, so the separator or the next section cannot
+finish the tag. The start of a text needs nothing: a layout whose literal text
+ends with such a ``<`` right before a slot is refused when it is built
+(:func:`memconfig.format.markup.layout_problems`). Nothing else changes, so
 ordinary content passes through byte for byte. Each section changed is noted
 as ``content_escaped`` (the tags it held, how many times).
 """
@@ -19,9 +27,33 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..render import Section
+from ..xmlnames import NAME_CHAR, NAME_CONTINUES
 from .chain import Note, Processed
 
-__all__ = ["ClosingTags", "EscapeClosingTags"]
+__all__ = ["ClosingTags", "EscapeClosingTags", "begins_closing"]
+
+# What may follow a "<" and still be the start of a closing tag: spaces, "/", spaces, part of a name.
+_CLOSING_START = re.compile(rf"\s*(?:/\s*([{NAME_CHAR}]*))?")
+# The same at a text's end, where the formatter strips trailing whitespace.
+_CLOSING_START_AT_END = re.compile(rf"\s*(?:/\s*([{NAME_CHAR}]*)\s*)?")
+
+
+def _begun(match: re.Match[str] | None, names: Iterable[str]) -> list[str] | None:
+    """The names whose closing tag *match* (a closing start) has begun; ``None`` when it is no such start."""
+    if match is None:
+        return None
+    begun = (match[1] or "").casefold()
+    found = [name for name in names if name.casefold().startswith(begun)]
+    return found or None
+
+
+def begins_closing(tail: str, names: Iterable[str]) -> bool:
+    """Whether *tail*, the text after a ``<``, could still grow into the closing tag of one of *names*.
+
+    ``""``, spaces, ``/``, ``/ ag``, ``/AGENT_MEMORY``: yes for ``agent_memory``;
+    ``/x``, ``/ag ``, ``b``: no.
+    """
+    return _begun(_CLOSING_START.fullmatch(tail), names) is not None
 
 
 class ClosingTags:
@@ -33,21 +65,44 @@ class ClosingTags:
         self.names: tuple[str, ...] = tuple(dict.fromkeys(names))
         alternatives = "|".join(re.escape(name) for name in sorted(self.names, key=len, reverse=True))
         # "<", optional space, "/", optional space, the name, and no further name character.
-        self._pattern = re.compile(rf"<(?=\s*/\s*({alternatives})(?![\w.:-]))", re.IGNORECASE)
+        self._pattern = re.compile(rf"<(?=\s*/\s*({alternatives})(?![{NAME_CONTINUES}]))", re.IGNORECASE)
 
     def __repr__(self) -> str:
         return f"ClosingTags({self.names!r})"
 
     def neutralise(self, text: str) -> tuple[str, int]:
-        """*text* with every closing tag of these elements neutralised, and how many there were."""
+        """*text* with every closing tag of these elements neutralised, its end too, and how many there were."""
         if "<" not in text or not self.names:
             return text, 0
-        return self._pattern.subn(r"<\\", text)
+        text, count = self._pattern.subn(r"<\\", text)
+        ended = self.neutralise_end(text)
+        return ended, count + (ended is not text)
+
+    def neutralise_end(self, text: str) -> str:
+        """*text* with a ``<`` neutralised if, trailing whitespace aside, the rest could finish a closing tag.
+
+        Only the text after the last ``<`` is read: the formatter calls it on
+        every value it lays out, for what processors after the escaping one
+        (a budget's cut) leave at a section's end.
+        """
+        if self._begun_at_end(text) is None:
+            return text
+        start = text.rfind("<")
+        return f"{text[: start + 1]}\\{text[start + 1 :]}"
 
     def found(self, text: str) -> list[str]:
-        """The names (as declared) whose closing tags *text* holds."""
+        """The names (as declared) whose closing tags *text* holds, begun at its end included."""
         by_fold = {name.casefold(): name for name in self.names}
-        return sorted({by_fold.get(m[1].casefold(), m[1]) for m in self._pattern.finditer(text)})
+        names = {by_fold.get(m[1].casefold(), m[1]) for m in self._pattern.finditer(text)}
+        names.update(self._begun_at_end(text) or ())
+        return sorted(names)
+
+    def _begun_at_end(self, text: str) -> list[str] | None:
+        """The names whose closing tag *text*'s end (whitespace aside) has begun, if it has begun one."""
+        start = text.rfind("<")
+        if start < 0:
+            return None
+        return _begun(_CLOSING_START_AT_END.fullmatch(text, start + 1), self.names)
 
 
 @dataclass(frozen=True)
@@ -56,7 +111,7 @@ class EscapeClosingTags:
 
     Attributes:
         tags: the names of the elements content sits in (see
-            :func:`memconfig.format.markup.enclosing`).
+            :func:`memconfig.format.markup.wrappers`).
     """
 
     tags: tuple[str, ...]
@@ -67,7 +122,8 @@ class EscapeClosingTags:
 
     @property
     def token(self) -> str:
-        return repr(self)
+        """The rule's version and the tags: what a state made with this processor depends on."""
+        return "escape-closing-tags/2:" + ",".join(self.tags)
 
     def __call__(self, sections: Sequence[Section]) -> Processed:
         closing = self._closing
