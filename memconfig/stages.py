@@ -74,6 +74,10 @@ class LoadResult:
     """``time.perf_counter()`` when the read began (its successful attempt's). Of two reads of one
     source in one process, the one begun later holds the newer version, whichever pass asked;
     ``None``: the time the pass began."""
+    place: str | None = None
+    """Which file was read, in a form equal for every path to it (a local file's device and inode), set
+    by a loader that knows it: two sources whose results share a place are one file, the later a repeat.
+    ``None``: the source's URL, normalised, says where it was read."""
 
     @property
     def ok(self) -> bool:

@@ -31,7 +31,8 @@ from langgraph.store.memory import InMemoryStore
 from pydantic import Field
 from structlog.testing import capture_logs
 
-from memconfig.integrations.deepagents import MemoryMiddleware
+from memconfig.exceptions import ConfigError, SourceError
+from memconfig.integrations.deepagents import DEFAULT_TEMPLATE, MemoryMiddleware
 
 FILES: dict[str, bytes] = {
     "AGENTS.md": b"# Rules\n\nUse {braces} and {agent_memory} literally.\n\n\n",
@@ -354,8 +355,6 @@ def test_without_config_a_thread_keeps_its_first_load_as_deepagents_does(root: P
 
 def test_config_from_yaml_sets_per_source_settings(root: Path) -> None:
     """A required source that is missing fails the load, naming it (memconfig's policy, opt-in)."""
-    from memconfig.exceptions import SourceError
-
     (root / "memconfig.yaml").write_text(
         "version: 1\nsources:\n  - url: /missing.md\n    required: true\n", encoding="utf-8"
     )
@@ -364,3 +363,180 @@ def test_config_from_yaml_sets_per_source_settings(root: Path) -> None:
     )
     with pytest.raises(SourceError, match=r"/missing\.md"):
         ours.before_agent({}, None, {})
+
+
+# -- paths deepagents keeps apart, and paths as given ---------------------------------
+
+
+def _everything(middleware: Any, backend: CountingBackend) -> tuple[Any, Any, list[list[str]]]:
+    """What a deepagents user observes of one load: the state update, the system message blocks, the downloads."""
+    update = middleware.before_agent({}, None, {})
+    blocks = middleware.modify_request(_request(update, "S")).system_message.content_blocks
+    return update, blocks, backend.calls
+
+
+def _side_by_side(root: Path, sources: list[str], **kwargs: Any) -> tuple[Any, Any, list[dict[str, Any]]]:
+    theirs = _everything(DeepagentsMemory(backend=(b := CountingBackend(root)), sources=sources, **kwargs), b)
+    with capture_logs() as logs:
+        ours = _everything(MemoryMiddleware(backend=(b := CountingBackend(root)), sources=sources, **kwargs), b)
+    return theirs, ours, logs
+
+
+@pytest.mark.parametrize(
+    "sources",
+    [["/one.md", "/two.md"], ["/sub/b.md", "/sub/./b.md"], ["/sub/b.md", "/link.md"], ["/AGENTS.md", "/AGENTS.md"]],
+    ids=["same-content", "dot-segment", "symlink", "listed-twice"],
+)
+def test_paths_deepagents_keeps_apart_are_kept_apart(root: Path, sources: list[str]) -> None:
+    """No repeat marking without config=: each path is what the backend makes of it, as in deepagents."""
+    (root / "one.md").write_text("Same rules.\n")
+    (root / "two.md").write_text("Same rules.\n")
+    (root / "sub").mkdir()
+    (root / "sub" / "b.md").write_text("bee\n")
+    (root / "link.md").symlink_to(root / "sub" / "b.md")
+    theirs, ours, logs = _side_by_side(root, sources)
+    assert ours == theirs  # state, prompt (a path listed twice is shown twice), and the one download list
+    assert theirs[2] == [sources]
+    assert not [e for e in logs if e.get("reason") == "duplicate"]
+
+
+@pytest.mark.parametrize(
+    "name", ["n?token=abc.md", "s?sig=zz.md", "p?X-Amz-Signature=q.md", "${MEMCONFIG_TEST_UNSET}.md", "${HOME}.md"]
+)
+def test_paths_go_to_the_backend_as_given_and_logs_mask_them(root: Path, name: str) -> None:
+    """The backend gets the path itself (no ``${VAR}`` expanded, nothing masked); logs and repr mask credentials."""
+    (root / name).write_text(f"content of {name}\n")
+    theirs, ours, logs = _side_by_side(root, [f"/{name}"])
+    assert ours == theirs
+    assert theirs[0]["memory_contents"] == {f"/{name}": f"content of {name}\n"}
+    secret = name.partition("=")[2].removesuffix(".md")
+    (loaded,) = [e for e in logs if e["event"] == "source_loaded"]
+    shown = repr(MemoryMiddleware(backend=StateBackend(), sources=[f"/{name}"]))
+    if secret:
+        assert secret not in str(logs) and secret not in shown and "***" in loaded["source"] and "***" in shown
+    else:
+        assert loaded["source"] == f"/{name}" and f"/{name}" in shown
+
+
+def test_two_paths_that_mask_alike_stay_two_sources(root: Path) -> None:
+    (root / "n?token=abc.md").write_text("first\n")
+    (root / "n?token=xyz.md").write_text("second\n")
+    theirs, ours, logs = _side_by_side(root, ["/n?token=abc.md", "/n?token=xyz.md"])
+    assert ours == theirs
+    assert [e["source"] for e in logs if e["event"] == "source_loaded"] == ["/n?token=***", "/n?token=*** (2)"]
+
+
+def test_with_config_each_backend_path_is_its_own_source(root: Path) -> None:
+    """Only the backend knows which paths are one file: with config=, a path listed twice goes in once, others stay."""
+    (root / "sub").mkdir()
+    (root / "sub" / "b.md").write_text("bee\n")
+    backend = CountingBackend(root)
+    ours = MemoryMiddleware(backend=backend, sources=["/sub/b.md", "/sub/./b.md", "/sub/b.md"], config={"version": 1})
+    with capture_logs() as logs:
+        update = ours.before_agent({}, None, {})
+    assert backend.calls == [["/sub/b.md", "/sub/./b.md"]]
+    assert update["memory_contents"] == {"/sub/b.md": "bee\n", "/sub/./b.md": "bee\n"}
+    assert not [e for e in logs if e.get("reason") == "duplicate"]
+    text = ours.modify_request(_request(update, None)).system_message.text
+    assert text.count("bee") == 2
+
+
+# -- with config=: escaping and budgets for the template that is sent ----------------
+
+
+def test_escaping_follows_the_template_in_use(root: Path) -> None:
+    """The closing tags neutralised are those of system_prompt=, not of memconfig's default template."""
+    (root / "a.md").write_text("ok\n</mem>\nafter\n")
+    ours = MemoryMiddleware(
+        backend=FilesystemBackend(root_dir=root, virtual_mode=True),
+        sources=["/a.md"],
+        system_prompt="<mem>\n{agent_memory}\n</mem>",
+        config={"version": 1},
+    )
+    update = ours.before_agent({}, None, {})
+    with capture_logs() as logs:
+        text = ours.modify_request(_request(update, None)).system_message.text
+    assert text.count("</mem>") == 1 and text.endswith("</mem>")
+    (escaped,) = [e for e in logs if e["event"] == "content_escaped"]
+    assert escaped["tags"] == ["mem"] and escaped["count"] == 1
+
+
+def test_a_budget_measures_deepagents_template(root: Path) -> None:
+    """The total budget counts the template sent (deepagents' by default): the block stays within it."""
+    (root / "a.md").write_text("".join(f"line {i}\n" for i in range(400)))
+    backend = FilesystemBackend(root_dir=root, virtual_mode=True)
+    frame = len(DeepagentsMemory(backend=backend, sources=[])._format_agent_memory({}))
+    with pytest.raises(ConfigError, match=r"formatter\.budget\.max_chars: the block with no source"):
+        MemoryMiddleware(
+            backend=backend, sources=["/a.md"], config={"version": 1, "formatter": {"budget": {"max_chars": 100}}}
+        )
+    limit = frame + 1000
+    budget = {"version": 1, "formatter": {"budget": {"max_chars": limit, "policy": "truncate"}}}
+    ours = MemoryMiddleware(backend=backend, sources=["/a.md"], config=budget)
+    update = ours.before_agent({}, None, {})
+    with capture_logs() as logs:
+        block = ours.modify_request(_request(update, "S")).system_message.content_blocks[-1]["text"]
+    memory = block.removeprefix("\n\n")  # the separator deepagents puts before its block, outside the budget
+    assert len(memory) <= limit and "line 0" in memory and "line 399" not in memory
+    assert [e["event"] for e in logs if e["event"] == "source_truncated"] == ["source_truncated"]
+
+
+# -- prompt_failed, the views -----------------------------------------------------------
+
+
+class SlowBackend(FilesystemBackend):
+    """A backend whose downloads take at least 20 ms (to see that the failure's duration is measured)."""
+
+    def download_files(self, paths: list[str]) -> list[Any]:
+        import time
+
+        time.sleep(0.02)
+        return super().download_files(paths)
+
+
+def test_prompt_failed_carries_the_measured_duration(root: Path) -> None:
+    config = {"version": 1, "sources": [{"url": "/missing.md", "required": True}]}
+    ours = MemoryMiddleware(
+        backend=SlowBackend(root_dir=root, virtual_mode=True), sources=["/missing.md"], config=config
+    )
+    with capture_logs() as logs, pytest.raises(SourceError):
+        ours.before_agent({}, None, {})
+    (failed,) = [e for e in logs if e["event"] == "prompt_failed"]
+    assert failed["duration_ms"] >= 20
+    assert (failed["sources_loaded"], failed["sources_skipped"]) == (0, 1)
+
+
+def test_equal_contents_in_a_new_dict_are_served_from_the_memo(root: Path) -> None:
+    """A state read back from a checkpoint (new objects, same contents) renders nothing again."""
+    import pickle
+
+    ours = MemoryMiddleware(backend=FilesystemBackend(root_dir=root, virtual_mode=True), sources=SOURCES)
+    update = ours.before_agent({}, None, {})
+    pipeline = ours._pipeline(DEFAULT_TEMPLATE)
+    first = pipeline.build({"memory_contents": update["memory_contents"]})
+    again = pipeline.build({"memory_contents": pickle.loads(pickle.dumps(update["memory_contents"]))})
+    assert again.memo and again.text == first.text
+    edited = {**update["memory_contents"], "/AGENTS.md": "changed\n"}
+    assert "changed" in pipeline.build({"memory_contents": edited}).text
+
+
+def test_concurrent_model_calls_each_get_their_own_state(root: Path) -> None:
+    """Threads rendering different contents at once never get each other's block."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    ours = MemoryMiddleware(backend=StateBackend(), sources=["/a.md"])
+    states = [{"memory_contents": {"/a.md": f"thread {i} memory"}} for i in range(4)]
+
+    def call(i: int) -> bool:
+        text = ours.modify_request(_request(states[i % 4], None)).system_message.text
+        return f"thread {i % 4} memory" in text and text.count("thread ") == 1
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(call, range(400)))
+
+
+def test_backend_error_codes_are_read_only() -> None:
+    from memconfig.load.backend import BACKEND_ERRORS
+
+    with pytest.raises(TypeError):
+        BACKEND_ERRORS["file_not_found"] = BACKEND_ERRORS["is_directory"]  # type: ignore[index]

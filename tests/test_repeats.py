@@ -96,3 +96,36 @@ def test_the_same_url_spelled_twice_over_http_goes_in_once(web: Any, tmp_path: P
         text = plain_pipeline(tmp_path, [url, spelled]).render()
     assert text == "remote rules"
     assert _repeats(logs) == [(spelled, f"the same file as {url!r}")]
+
+
+class HashFingerprintLoader:
+    """A user's loader (not fsspec) whose fingerprint is a content hash, or an inode-looking token."""
+
+    def __init__(self, token: str | None) -> None:
+        self.token = token
+
+    def load(self, requests: Any) -> list[Any]:
+        import hashlib
+
+        from memconfig.stages import LoadResult
+
+        out = []
+        for request in requests:
+            sha = hashlib.sha256(b"Same rules.").hexdigest()
+            fingerprint = self.token or sha
+            out.append(
+                LoadResult(request.source, "loaded", "Same rules.", bytes=11, sha256=sha, fingerprint=fingerprint)
+            )
+        return out
+
+
+@pytest.mark.parametrize("token", [None, "12:11:1700000000"], ids=["content-hash", "inode-like"])
+def test_a_users_loader_fingerprint_is_not_taken_for_a_local_file(tmp_path: Path, token: str | None) -> None:
+    """Two paths read by another loader are two sources, whatever their fingerprints look like."""
+    from memconfig import Pipeline
+
+    config = {"version": 1, "sources": ["/one.md", "/two.md"], "formatter": {"preset": "plain"}}
+    with capture_logs() as logs:
+        text = Pipeline.from_config(config, loader=HashFingerprintLoader(token)).render()
+    assert text == "Same rules.\n\nSame rules."
+    assert _repeats(logs) == []

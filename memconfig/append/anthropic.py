@@ -59,7 +59,7 @@ class AnthropicAppender:
     @classmethod
     def from_config(cls, config: Config) -> AnthropicAppender:
         options = config.appender
-        control = options.cache_control.model_dump(exclude_none=True) if options.cache_control else None
+        control = options.cache_control.as_block() if options.cache_control else None
         return cls(options.position, placement=options.placement, cache_control=control)
 
     def __repr__(self) -> str:

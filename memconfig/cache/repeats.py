@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from fsspec.implementations.local import LocalFileSystem
-
 from ..failures import SkipReason
 from ..sources.places import same_place
 from ..stages import LoadResult
@@ -52,11 +50,9 @@ def mark_repeats(groups: Mapping[int, list[LoadResult]]) -> Mapping[int, list[Lo
 def place_of(result: LoadResult) -> str:
     """Where a result that read its source has its content, in a form equal for all the source's spellings.
 
-    A local file's is its fingerprint (inode, size and modification time: the
-    same for every path to one file, distinct for two files), which no URL looks like.
+    The place its loader gave it (the fsspec loader: a local file's device,
+    inode and version, the same for every path to one file, distinct for two
+    files, and unlike any URL), else the source's URL normalised. A fingerprint is never
+    taken for a place: another loader's (a content hash) is the same for two files.
     """
-    source = result.source
-    fs_path = source.fs_path
-    if result.fingerprint and fs_path is not None and isinstance(fs_path[0], LocalFileSystem):
-        return result.fingerprint
-    return same_place(source.url)
+    return result.place if result.place is not None else same_place(result.source.url)

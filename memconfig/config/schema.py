@@ -341,6 +341,10 @@ class CacheControlConfig(_Model):
     type: Literal["ephemeral"] = "ephemeral"
     ttl: Literal["5m", "1h"] | None = None
 
+    def as_block(self) -> dict[str, str]:
+        """The ``cache_control`` value a content block carries: ``{"type": "ephemeral"}``, with ``ttl`` if set."""
+        return self.model_dump(exclude_none=True)
+
 
 class AppenderConfig(_Model):
     """The shape a render is handed over in, and how the block joins an existing system prompt."""

@@ -8,6 +8,8 @@ block as one more text block of the system message, tagged for Anthropic's
 prompt cache when asked. What changes is what the operator sees: every
 source's ``source_loaded`` / ``source_skipped`` event and a ``prompt_built``
 per model call. deepagents' template is read from the installed package.
+Paths go to the backend exactly as given (no ``${VAR}`` expanded, no two
+paths taken for one file: only the backend knows that); logs mask credentials.
 
 An optional ``config=`` (a YAML path or a mapping, without ``sources``, or
 with settings for some of them) brings memconfig's policies: the cache
@@ -24,9 +26,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import string
 import threading
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
-from types import MappingProxyType
+import time
+from collections.abc import Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, NotRequired, cast
 
 try:
@@ -41,20 +44,30 @@ except ImportError:
 
 from .. import events
 from ..append.langchain import LangchainAppender
+from ..cache.policy import PolicyCache
 from ..config import Config, load_config
-from ..config.schema import SourceConfig
+from ..config.schema import CacheControlConfig, SourceConfig
 from ..drive import Flow, arun, run
 from ..exceptions import ConfigError, SourceError
 from ..failures import SkipReason
 from ..format import TemplateFormatter
+from ..format.formatter import BlockSizes
+from ..format.markup import enclosing
 from ..load.backend import BackendLoader, BackendResult
 from ..pipeline import Pipeline
 from ..process import StripHTMLComments
+from ..process.budget import budget_processors
+from ..process.cleaning import Cleaning
+from ..process.escaping import EscapeClosingTags
 from ..render import Lazy, Section, SourceRecord
 from ..sources import Source
-from ..stages import Block, Formatter, Processor, Snapshot
+from ..sources.redact import Redactor, url_secrets
+from ..stages import Block, Processor, Snapshot
+from ._agent import AsyncHandler, Handler, changes, held
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from langchain_core.runnables import RunnableConfig
     from langgraph.runtime import Runtime
 
@@ -65,9 +78,7 @@ MemoryState = _deepagents_memory.MemoryState
 DEFAULT_TEMPLATE: str = _deepagents_memory.MEMORY_SYSTEM_PROMPT
 STATE_KEY = "memory_contents"
 META_KEY = f"{STATE_KEY}_meta"
-_EPHEMERAL: Mapping[str, str] = MappingProxyType({"type": "ephemeral"})
-_Handler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
-_AsyncHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
+_KEPT = 32  # distinct contents a view keeps snapshots of: a few per live thread
 
 
 class MemoryStateWithMeta(MemoryState):
@@ -118,25 +129,40 @@ class MemoryMiddleware(AgentMiddleware[Any, Any, Any]):
                 raise TypeError(f"system_prompt must be str or None, got {type(system_prompt).__name__}")
             if "{agent_memory}" not in system_prompt:
                 raise ValueError("system_prompt must contain the `{agent_memory}` format slot")
+        paths = _paths(sources)
         self._backend = backend
         self.sources = sources
         self._add_cache_control = add_cache_control
         self.system_prompt = system_prompt
-        self.config = _with_sources(config, sources) if config is not None else None
+        self.config = _with_sources(config, paths) if config is not None else None
         self._policies = self.config is not None
         if self.config is not None:
             self.state_schema = MemoryStateWithMeta
-        self._loading = _loading_pipeline(backend, self.config, sources)
+        distinct = list(dict.fromkeys(paths))
+        self._base = self.config or _plain_config(distinct)
+        self._sources = _backend_sources(distinct, self.config)
+        # Where each source's text is in the state: deepagents' path without a config, memconfig's key with one.
+        self._state_keys = {
+            s.key: s.key if self._policies else path for s, path in zip(self._sources, distinct, strict=True)
+        }
+        by_path = dict(zip(distinct, self._sources, strict=True))
+        # In the prompt, deepagents lists a path as often as sources= does; memconfig puts each source in once.
+        self._shown = [(self._state_keys[by_path[p].key], by_path[p]) for p in (distinct if self._policies else paths)]
+        self._loader = _backend_loader(backend, self.config, paths)
+        self._cache = PolicyCache.from_config(self._base, self._sources, [self._loader.token])
+        self._layout = TemplateFormatter.from_config(self._base, self._sources)
         self._appender = LangchainAppender()
-        self._control = _cache_control(self.config)
-        self._renders: dict[str | None, Pipeline] = {}
+        control = self.config.appender.cache_control if self.config is not None else None
+        self._control = (control or CacheControlConfig()).as_block()
+        self._renders: dict[str, Pipeline] = {}
         self._lock = threading.Lock()
         if system_prompt is not None:
             self._renders[system_prompt] = self._render_pipeline(system_prompt)
 
     def __repr__(self) -> str:
+        shown = [source.redact(source.url) for _, source in self._shown]
         return (
-            f"MemoryMiddleware(backend={type(self._backend).__name__}, sources={self.sources!r}, "
+            f"MemoryMiddleware(backend={type(self._backend).__name__}, sources={shown!r}, "
             f"add_cache_control={self._add_cache_control}, config={'yes' if self._policies else 'no'})"
         )
 
@@ -146,45 +172,47 @@ class MemoryMiddleware(AgentMiddleware[Any, Any, Any]):
         self, state: Mapping[str, Any], runtime: Runtime[Any], config: RunnableConfig
     ) -> dict[str, Any] | None:
         """Load the memory into the state: once per thread, or as the config's cache policy says."""
-        loader = cast(BackendLoader, self._loading.loader)
-        with loader.bound(runtime), events.render_scope():
+        started = time.perf_counter()
+        with self._loader.bound(runtime), events.render_scope():
             if not self._policies and STATE_KEY in state:  # deepagents loads once per thread
                 return None
-            held = self._held(state)
-            return self._update(state, held, run(self._resolve(held, not self._policies)))
+            copy = self._held(state)
+            return self._update(state, copy, run(self._resolve(copy)), started)
 
     async def abefore_agent(  # type: ignore[override]
         self, state: Mapping[str, Any], runtime: Runtime[Any], config: RunnableConfig
     ) -> dict[str, Any] | None:
         """:meth:`before_agent` for ``ainvoke``: the backend's ``adownload_files`` is awaited."""
-        loader = cast(BackendLoader, self._loading.loader)
-        with loader.bound(runtime), events.render_scope():
+        started = time.perf_counter()
+        with self._loader.bound(runtime), events.render_scope():
             if not self._policies and STATE_KEY in state:
                 return None
-            held = self._held(state)
-            snapshot = await arun(self._resolve(held, not self._policies))
-            return self._update(state, held, snapshot)
+            copy = self._held(state)
+            return self._update(state, copy, await arun(self._resolve(copy)), started)
 
-    def _resolve(self, held: dict[str, Any], force: bool) -> Flow[Snapshot]:
-        return self._loading.cache.resolve(held, self._loading.loader, force=force)
+    def _resolve(self, copy: dict[str, Any]) -> Flow[Snapshot]:
+        return self._cache.resolve(copy, self._loader, force=not self._policies)
 
     def _held(self, state: Mapping[str, Any]) -> dict[str, Any]:
-        """A copy of the state's memory keys: the cache writes to it, never to the agent's state."""
-        if not self._policies:
-            return {}
-        return {key: state[key] for key in (STATE_KEY, META_KEY) if key in state}
+        """Without a config, nothing: deepagents reads afresh whenever the state has no memory."""
+        return held(state, (STATE_KEY, META_KEY)) if self._policies else {}
 
-    def _update(self, state: Mapping[str, Any], held: Mapping[str, Any], snapshot: Snapshot) -> dict[str, Any] | None:
+    def _update(
+        self, state: Mapping[str, Any], copy: Mapping[str, Any], snapshot: Snapshot, started: float
+    ) -> dict[str, Any] | None:
         if not self._policies:
             _raise_as_deepagents(snapshot)
-            return {STATE_KEY: dict(held.get(STATE_KEY) or {})}
+            keys = self._state_keys
+            return {STATE_KEY: {keys[key]: text for key, text in (copy.get(STATE_KEY) or {}).items()}}
         if snapshot.failures:
-            stats = snapshot.stats
-            fields = {"sources_loaded": len(snapshot.sections), "sources_skipped": stats.get("sources_skipped", 0)}
-            events.prompt_failed(snapshot.failures, {**fields, "duration_ms": 0.0})
+            fields = {
+                "sources_loaded": len(snapshot.sections),
+                "sources_skipped": snapshot.stats.get("sources_skipped", 0),
+                "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+            }
+            events.prompt_failed(snapshot.failures, fields)
             raise SourceError(snapshot.failures)
-        changed = {key: value for key, value in held.items() if value is not state.get(key)}
-        return changed or None
+        return changes(state, copy)
 
     # -- injecting: every model call ---------------------------------------------
 
@@ -208,98 +236,114 @@ class MemoryMiddleware(AgentMiddleware[Any, Any, Any]):
             return request
         return request.override(system_message=system)
 
-    def wrap_model_call(self, request: ModelRequest[Any], handler: _Handler) -> ModelResponse[Any]:
+    def wrap_model_call(self, request: ModelRequest[Any], handler: Handler) -> ModelResponse[Any]:
         """Call the model with the memory in the system message."""
         return handler(self.modify_request(request))
 
-    async def awrap_model_call(self, request: ModelRequest[Any], handler: _AsyncHandler) -> ModelResponse[Any]:
+    async def awrap_model_call(self, request: ModelRequest[Any], handler: AsyncHandler) -> ModelResponse[Any]:
         """:meth:`wrap_model_call` for ``ainvoke`` (rendering reads nothing, so it does not wait)."""
         return await handler(self.modify_request(request))
 
     def _format_agent_memory(self, contents: dict[str, str], template: str = DEFAULT_TEMPLATE) -> str:
         """The memory of *contents* in *template*'s ``{agent_memory}`` slot, as deepagents formats it."""
         pipeline = self._pipeline(template)
-        sections, _, _ = pipeline.processors(_sections(self._view_sources, contents))
+        sections, _, _ = pipeline.processors(_sections(self._shown, contents))
         return pipeline.formatter.format(sections).text
 
     # -- the stages ---------------------------------------------------------------
-
-    @property
-    def _view_sources(self) -> list[Source]:
-        by_key = {s.key: s for s in cast(Any, self._loading.cache).sources}
-        return [by_key[key] for key in self.sources if key in by_key]
 
     def _pipeline(self, template: str) -> Pipeline:
         found = self._renders.get(template)
         if found is None:
             with self._lock:
-                found = self._renders[template] = self._render_pipeline(template)
+                found = self._renders.get(template) or self._render_pipeline(template)
+                self._renders[template] = found
         return found
 
     def _render_pipeline(self, template: str) -> Pipeline:
-        """Processors and formatter over the state's contents: nothing is read when a model is called."""
-        loading = self._loading
+        """Processors and formatter for *template*, over the state's contents: nothing is read when a model is called.
+
+        The escaping and the budgets are made for the formatter the block comes
+        out of (its wrappers, its size), as :meth:`Pipeline.from_config` makes them.
+        """
         config = self.config
-        if config is not None:
-            processors: Sequence[Processor] = loading.processors.processors
+        if config is None:  # deepagents' cleaning: comments only (a leading BOM stays, as there)
+            formatter = _formatter(self._layout, template)
+            processors: list[Processor] = [StripHTMLComments()]
+        else:
             own = config.formatter.template is not None or config.formatter.template_file is not None
-            formatter: Formatter = loading.formatter if own else _formatter(loading.formatter, template)
-        else:  # deepagents' cleaning: comments only (a leading BOM stays, as there)
-            processors = [StripHTMLComments()]
-            formatter = _formatter(loading.formatter, template)
-        view = ContentsView(self._view_sources, STATE_KEY)
-        return Pipeline(loading.loader, view, formatter, self._appender, processors=processors, config=config)
+            formatter = self._layout if own else _formatter(self._layout, template)
+            cleaning = Cleaning.for_layout(self._layout.layout, self._sources)
+            escaping = [EscapeClosingTags(tuple(formatter.wrappers))] if formatter.wrappers else []
+            processors = [*cleaning.steps, *escaping, *budget_processors(config, formatter, self._sources)]
+        view = ContentsView(self._shown, STATE_KEY)
+        return Pipeline(self._loader, view, formatter, self._appender, processors=processors, config=config)
 
 
 class ContentsView:
-    """A state cache that never reads: the sections are the contents the state holds, in source order.
+    """A state cache that never reads: the sections are the contents the state holds, in prompt order.
 
-    A model call renders what its turn loaded; the same contents give the same
+    A model call renders what its turn loaded. Equal contents give the same
     snapshot object, so an unchanged call is served from the pipeline's memo.
+    The last few contents seen are kept (for the threads calling at once);
+    they are compared text by text, which for the same strings is one identity
+    check each, and for a state read back from a checkpoint one comparison.
+
+    Args:
+        shown: ``(state key, source)`` per section, in prompt order.
     """
 
-    def __init__(self, sources: Sequence[Source], state_key: str) -> None:
-        self.sources = list(sources)
+    def __init__(self, shown: Sequence[tuple[str, Source]], state_key: str) -> None:
+        self.shown = list(shown)
+        self.sources = [source for _, source in self.shown]
         self.state_key = state_key
-        self._last: tuple[dict[str, str], Snapshot] | None = None
+        self._keys = [key for key, _ in self.shown]
+        self._seen: tuple[tuple[tuple[Any, ...], Snapshot], ...] = ()  # newest first; replaced whole, never changed
+        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"ContentsView(state_key={self.state_key!r}, sources={len(self.sources)})"
+        return f"ContentsView(state_key={self.state_key!r}, sources={len(self.shown)})"
 
     def resolve(self, state: MutableMapping[str, Any], loader: Any, *, force: bool = False) -> Flow[Snapshot]:
         contents = state.get(self.state_key) or {}
-        last = self._last
-        if last is not None and last[0] == contents:
-            return last[1]
-        sections = _sections(self.sources, contents)
-        missing = [s for s in self.sources if s.key not in contents]
+        texts = tuple(map(contents.get, self._keys))
+        for seen, snapshot in self._seen:  # read without the lock: the tuple is never changed
+            if seen == texts:
+                return snapshot
+        snapshot = self._snapshot(contents)
+        with self._lock:
+            self._seen = ((texts, snapshot), *self._seen[: _KEPT - 1])
+        return snapshot
+        yield  # a flow that never waits
+
+    def _snapshot(self, contents: Mapping[str, str]) -> Snapshot:
+        sections = _sections(self.shown, contents)
+        missing = [source for key, source in dict(self.shown).items() if key not in contents]
         digest = hashlib.sha256(
             "".join(f"{s.source}\x1f{s.sha256}\x1e" for s in sections).encode()
             + "".join(f"{s.key}\x1d" for s in missing).encode()
         ).hexdigest()
-        records = Lazy(lambda: _records(self.sources, sections))
+        records = Lazy(lambda: _records(self.shown, sections))
         stats = {"cache_hits": len(sections), "sources_skipped": len(missing)}
-        snapshot = Snapshot(tuple(sections), digest, records, (), stats)
-        self._last = (dict(contents), snapshot)
-        return snapshot
-        yield  # a flow that never waits
+        return Snapshot(tuple(sections), digest, records, (), stats)
 
 
-def _sections(sources: Sequence[Source], contents: Mapping[str, str]) -> list[Section]:
+def _sections(shown: Sequence[tuple[str, Source]], contents: Mapping[str, str]) -> list[Section]:
+    """A section per shown source with text in *contents*; its ``{path}`` is where the state holds it."""
     out = []
-    for source in sources:
-        text = contents.get(source.key)
+    for key, source in shown:
+        text = contents.get(key)
         if text:
             sha = hashlib.sha256(text.encode()).hexdigest()
-            out.append(Section(source.key, source.name, source.display_url, text, sha))
+            out.append(Section(key, source.name, source.display_url, text, sha))
     return out
 
 
-def _records(sources: Sequence[Source], sections: Sequence[Section]) -> tuple[SourceRecord, ...]:
+def _records(shown: Sequence[tuple[str, Source]], sections: Sequence[Section]) -> tuple[SourceRecord, ...]:
     held = {s.source: s for s in sections}
     records = []
-    for source in sources:
-        section = held.get(source.key)
+    for key, source in dict(shown).items():
+        section = held.get(key)
         if section is not None:
             records.append(SourceRecord(source.name, source.key, source.display_url, "loaded", sha256=section.sha256))
         else:
@@ -318,7 +362,8 @@ def _raise_as_deepagents(snapshot: Snapshot) -> None:
         if result.decode_error is not None:
             raise result.decode_error
         if result.backend_error is not None and result.reason != SkipReason.NOT_FOUND:
-            raise ValueError(f"Failed to download {result.source.key}: {result.backend_error}")
+            source = result.source  # the path as given, credentials masked (for any other path: as deepagents says it)
+            raise ValueError(f"Failed to download {source.redact(source.url)}: {result.backend_error}")
 
 
 def _with_sources(config: str | os.PathLike[str] | Mapping[str, Any], sources: Sequence[str]) -> Config:
@@ -330,21 +375,59 @@ def _with_sources(config: str | os.PathLike[str] | Mapping[str, Any], sources: S
     extra = [item.url or item.glob for item in loaded.sources if item.url not in sources]
     if extra:
         raise ConfigError(f"sources: {extra[0]!r} is not one of the middleware's sources= (add it there)")
-    items = [declared.get(path) or SourceConfig(url=path) for path in dict.fromkeys(sources)]
+    items = [declared.get(path) or _entry(path) for path in dict.fromkeys(sources)]
     return loaded.model_copy(update={"sources": items})
 
 
-def _loading_pipeline(backend: Any, config: Config | None, sources: Sequence[str]) -> Pipeline:
-    """The pipeline whose loader and state cache fill ``memory_contents`` through the backend."""
-    if config is None:  # deepagents reads: no size limit, any text, errors raised by the middleware
-        config = Config.from_mapping({"version": 1, "sources": [_plain(p) for p in dict.fromkeys(_paths(sources))]})
-        loader = BackendLoader(backend, max_bytes=None, text_only=False)
-    else:
-        opts = config.loader
-        loader = BackendLoader(
-            backend, encoding=opts.encoding, on_decode_error=opts.on_decode_error, max_bytes=opts.max_bytes
+def _plain_config(paths: Sequence[str]) -> Config:
+    """The config of a drop-in without one: memconfig's defaults, a source per path (never validated as URLs)."""
+    return Config(version=1).model_copy(update={"sources": [_entry(path) for path in paths]})
+
+
+def _entry(path: str) -> SourceConfig:
+    """A source entry for a path of ``sources=``, not validated as a config's URL: no ``${VAR}`` in it is expanded."""
+    return SourceConfig.model_construct(url=path)
+
+
+def _backend_sources(paths: Sequence[str], config: Config | None) -> list[Source]:
+    """A source per path, handed to the backend exactly as given: no ``${VAR}`` expanded, nothing made absolute.
+
+    The path is the source's URL (never logged); its key and name, which are
+    logged, have credentials masked. Two paths that mask alike get distinct keys.
+    """
+    known = config.secret_values if config is not None else ()
+    items: Sequence[SourceConfig | None] = config.sources if config is not None else [None] * len(paths)
+    out: list[Source] = []
+    keys: set[str] = set()
+    for path, item in zip(paths, items, strict=True):
+        secrets = [*url_secrets(path), *known]
+        redact = Redactor({}, secrets) if secrets else Redactor()
+        key = masked = redact(path)
+        while key in keys:
+            key = f"{masked} ({len(keys) + 1})"
+        keys.add(key)
+        out.append(
+            Source(
+                key=key,
+                name=key if item is None or item.name is None else redact(item.name),
+                url=path,
+                required=item is not None and item.required,
+                redact=redact,
+                title=None if item is None or item.title is None else redact(item.title),
+                strip_frontmatter=None if item is None else item.strip_frontmatter,
+            )
         )
-    return Pipeline.from_config(config, loader=loader)
+    return out
+
+
+def _backend_loader(backend: Any, config: Config | None, paths: Sequence[str]) -> BackendLoader:
+    """The loader filling ``memory_contents`` through the backend."""
+    if config is None:  # deepagents reads: no size limit, any text, the list as given, errors raised by the middleware
+        return BackendLoader(backend, max_bytes=None, text_only=False, listed=paths)
+    opts = config.loader
+    return BackendLoader(
+        backend, encoding=opts.encoding, on_decode_error=opts.on_decode_error, max_bytes=opts.max_bytes
+    )
 
 
 def _paths(sources: Any) -> list[str]:
@@ -353,36 +436,43 @@ def _paths(sources: Any) -> list[str]:
     return list(sources)
 
 
-def _plain(path: str) -> dict[str, str]:
-    """A source entry for *path* as deepagents takes it: the path is the key, handed to the backend as is."""
-    return {"url": path}
-
-
-def _formatter(base: Formatter, template: str) -> Formatter:
+def _formatter(base: TemplateFormatter, template: str) -> TemplateFormatter | _StrFormat:
     """*base*'s layout with *template*; a template memconfig refuses is filled the way deepagents fills it."""
-    layout = cast(TemplateFormatter, base).layout
     try:
-        return TemplateFormatter(dataclasses.replace(layout, template=template))
+        return TemplateFormatter(dataclasses.replace(base.layout, template=template), base.titles)
     except (ConfigError, ValueError):
-        return _StrFormat(TemplateFormatter(dataclasses.replace(layout, template="{agent_memory}")), template)
+        return _StrFormat(
+            TemplateFormatter(dataclasses.replace(base.layout, template="{agent_memory}"), base.titles), template
+        )
 
 
 class _StrFormat:
     """A template memconfig's safe templates refuse (a conversion, a spec), filled by ``str.format`` as in deepagents.
 
     The template is the developer's own Python string, not a config file's;
-    file content is never parsed as a template either way.
+    file content is never parsed as a template either way. Its wrappers (for
+    escaping) are the elements open where ``{agent_memory}`` first appears.
     """
 
     def __init__(self, body: TemplateFormatter, template: str) -> None:
         self.body, self.template = body, template
+        self.layout = body.layout
         self.token = f"{body.token}|str.format:{hashlib.sha256(template.encode()).hexdigest()}"
+        parts: list[tuple[bool, str]] = []
+        for literal, field, _, _ in string.Formatter().parse(template):
+            parts.append((False, literal))
+            if field is not None:
+                parts.append((True, field.split(".")[0].split("[")[0]))
+        around = enclosing(parts, "agent_memory") if body.layout.escape else ()
+        self.wrappers: tuple[str, ...] = tuple(dict.fromkeys((*around, *body.wrappers)))
 
     def format(self, sections: Sequence[Section]) -> Block:
         text = self.template.format(agent_memory=self.body.format(sections).text)
         return Block(text, hashlib.sha256(text.encode()).hexdigest())
 
-
-def _cache_control(config: Config | None) -> Mapping[str, Any]:
-    control = config.appender.cache_control if config is not None else None
-    return control.model_dump(exclude_none=True) if control is not None else _EPHEMERAL
+    def sizes(self, sections: Sequence[Section], count: Callable[[str], int] = len) -> BlockSizes:
+        """The block's size in parts, each measured on what :meth:`format` makes (see ``TemplateFormatter.sizes``)."""
+        empty = count(self.layout.empty)
+        frame = count(self.format(()).text) - empty
+        laid_out = tuple(count(self.format((item,)).text) - frame for item in sections)
+        return BlockSizes(frame, empty, count(self.layout.separator), laid_out)

@@ -21,12 +21,12 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, NotRequired, TypedDict, cast
 
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState, ExtendedModelResponse
-    from langchain.agents.middleware.types import ModelRequest, ModelResponse, PrivateStateAttr
+    from langchain.agents.middleware.types import ModelRequest, PrivateStateAttr
     from langgraph.types import Command
 except ImportError:
     raise ImportError(
@@ -36,6 +36,7 @@ except ImportError:
 from ..append.langchain import LangchainAppender
 from ..config import Config
 from ..pipeline import Pipeline
+from ._agent import AsyncHandler, Handler, changes, held
 
 if TYPE_CHECKING:
     from langgraph.runtime import Runtime
@@ -46,8 +47,6 @@ if TYPE_CHECKING:
 __all__ = ["MemconfigMiddleware"]
 
 _KEPT = 32  # distinct loads kept for injection: a few per live thread, small enough to stay flat
-_Handler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
-_AsyncHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
 
 
 class MemconfigMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
@@ -113,36 +112,36 @@ class MemconfigMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     def before_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Load what the cache policy says must be read; return only the state keys that changed."""
-        held = self._held(state)
-        self._keep(held, self.pipeline.build(held))
-        return self._changes(state, held)
+        copy = self._held(state)
+        self._keep(copy, self.pipeline.build(copy))
+        return changes(state, copy)
 
     async def abefore_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         """:meth:`before_agent` for ``ainvoke``: remote reads are awaited."""
-        held = self._held(state)
-        self._keep(held, await self.pipeline.abuild(held))
-        return self._changes(state, held)
+        copy = self._held(state)
+        self._keep(copy, await self.pipeline.abuild(copy))
+        return changes(state, copy)
 
     # -- injecting: every model call ------------------------------------------
 
-    def wrap_model_call(self, request: ModelRequest[Any], handler: _Handler) -> Any:
+    def wrap_model_call(self, request: ModelRequest[Any], handler: Handler) -> Any:
         """Call the model with the block of this state's load in the request."""
         render = self._kept(request.state)
         update = None
         if render is None:
-            held = self._held(request.state)
-            render = self._keep(held, self.pipeline.build(held))
-            update = self._changes(request.state, held)
+            copy = self._held(request.state)
+            render = self._keep(copy, self.pipeline.build(copy))
+            update = changes(request.state, copy)
         return _with_update(handler(self._inject(request, render)), update)
 
-    async def awrap_model_call(self, request: ModelRequest[Any], handler: _AsyncHandler) -> Any:
+    async def awrap_model_call(self, request: ModelRequest[Any], handler: AsyncHandler) -> Any:
         """:meth:`wrap_model_call` for ``ainvoke``."""
         render = self._kept(request.state)
         update = None
         if render is None:
-            held = self._held(request.state)
-            render = self._keep(held, await self.pipeline.abuild(held))
-            update = self._changes(request.state, held)
+            copy = self._held(request.state)
+            render = self._keep(copy, await self.pipeline.abuild(copy))
+            update = changes(request.state, copy)
         return _with_update(await handler(self._inject(request, render)), update)
 
     def _inject(self, request: ModelRequest[Any], render: Render) -> ModelRequest[Any]:
@@ -155,13 +154,7 @@ class MemconfigMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     # -- the state's keys, and the loads kept ---------------------------------
 
     def _held(self, state: Mapping[str, Any]) -> dict[str, Any]:
-        """A copy of the state's memory keys: the pipeline writes to it, never to the agent's state."""
-        return {key: state[key] for key in (self.state_key, self.meta_key) if key in state}
-
-    def _changes(self, state: Mapping[str, Any], held: Mapping[str, Any]) -> dict[str, Any] | None:
-        """The keys the load replaced (the cache writes new values, never into old ones)."""
-        changed = {key: value for key, value in held.items() if value is not state.get(key)}
-        return changed or None
+        return held(state, (self.state_key, self.meta_key))
 
     def _digest(self, state: Mapping[str, Any]) -> str | None:
         meta = state.get(self.meta_key)

@@ -3,10 +3,14 @@
 deepagents reads memory through its backends (a folder, the agent's state, a
 LangGraph store, a composite of those), not through fsspec; this loader lets
 memconfig's cache, processors and events work over the same backends. Each
-source is handed to the backend as written (the backend resolves it), all of
-them in one ``download_files`` call per pass, as deepagents makes — or one
+source's URL is handed to the backend as it is (the backend resolves it), all
+of them in one ``download_files`` call per pass, as deepagents makes — or one
 ``adownload_files`` call when the pass is awaited. The backend's error codes
 become skip reasons; nothing raises.
+
+A backend path is its own identity: only the backend knows whether two paths
+(``/a.md`` and ``/./a.md``, a link and its target) are one file, so each
+result's place is its path, and no two distinct paths are taken for repeats.
 """
 
 from __future__ import annotations
@@ -15,8 +19,9 @@ import contextlib
 import contextvars
 import hashlib
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from ..drive import Flow, awaited, run
@@ -26,11 +31,13 @@ from ..stages import LoadRequest, LoadResult
 __all__ = ["BACKEND_ERRORS", "BackendLoader", "BackendResult"]
 
 #: deepagents' standard download error codes, as skip reasons (any other string is an ``error``).
-BACKEND_ERRORS: dict[str, SkipReason] = {
-    "file_not_found": SkipReason.NOT_FOUND,
-    "permission_denied": SkipReason.PERMISSION_DENIED,
-    "is_directory": SkipReason.IS_DIRECTORY,
-}
+BACKEND_ERRORS: Mapping[str, SkipReason] = MappingProxyType(
+    {
+        "file_not_found": SkipReason.NOT_FOUND,
+        "permission_denied": SkipReason.PERMISSION_DENIED,
+        "is_directory": SkipReason.IS_DIRECTORY,
+    }
+)
 
 _RUNTIME: contextvars.ContextVar[Any] = contextvars.ContextVar("memconfig_backend_runtime", default=None)
 
@@ -57,6 +64,9 @@ class BackendLoader:
         max_bytes: larger sources are skipped as ``too_large``; ``None``: no limit
             (deepagents sets none).
         text_only: skip content holding a NUL character as ``binary``.
+        listed: the paths as the caller lists them, repeats included: a pass
+            that reads all of them downloads this list, in this order (as
+            deepagents does), each source taking its path's first response.
     """
 
     def __init__(
@@ -67,8 +77,11 @@ class BackendLoader:
         on_decode_error: str = "skip",
         max_bytes: int | None = 1 << 20,
         text_only: bool = True,
+        listed: Sequence[str] | None = None,
     ) -> None:
         self.backend = backend
+        self.listed = list(listed) if listed is not None else None
+        self._distinct = frozenset(self.listed or ())
         self.encoding = encoding
         self.on_decode_error = on_decode_error
         self.max_bytes = max_bytes
@@ -110,13 +123,21 @@ class BackendLoader:
         """:meth:`load` as a flow: ``adownload_files`` awaited when the pass is, else ``download_files`` inline."""
         if not requests:
             return []
-        paths = [request.source.key for request in requests]  # as written: the backend resolves paths itself
+        paths = [request.source.url for request in requests]  # as they are: the backend resolves paths itself
+        batch = paths
+        if self.listed is not None and len(paths) == len(self._distinct) and self._distinct.issuperset(paths):
+            batch = self.listed
         started = time.perf_counter()
         backend = self.resolve()
         if awaited():
-            responses = yield backend.adownload_files(paths)
+            responses = yield backend.adownload_files(batch)
         else:
-            responses = backend.download_files(paths)
+            responses = backend.download_files(batch)
+        if batch is not paths:
+            first: dict[str, Any] = {}
+            for path, response in zip(batch, responses, strict=True):
+                first.setdefault(path, response)
+            responses = [first[path] for path in paths]
         return [self._result(r, response, started) for r, response in zip(requests, responses, strict=True)]
 
     def _result(self, request: LoadRequest, response: Any, started: float) -> LoadResult:
@@ -133,8 +154,10 @@ class BackendLoader:
                 request, SkipReason.TOO_LARGE, f"larger than loader.max_bytes ({self.max_bytes} bytes)", started
             )
         sha256 = hashlib.sha256(data).hexdigest()
+        place = "backend:" + source.url
         if sha256 == request.sha256:
-            return LoadResult(source, "unchanged", sha256=sha256, fingerprint=sha256, duration_ms=_ms(started))
+            ms = _ms(started)
+            return LoadResult(source, "unchanged", sha256=sha256, fingerprint=sha256, duration_ms=ms, place=place)
         try:
             text = data.decode(self.encoding)
         except UnicodeDecodeError as exc:
@@ -147,7 +170,8 @@ class BackendLoader:
             detail = f"holds a NUL character (at character {text.index(chr(0))}): not text"
             return _skipped(request, SkipReason.BINARY, detail, started)
         # A backend gives no version stamp: the content hash is the fingerprint a revalidation compares.
-        return LoadResult(source, "loaded", text, None, "", len(data), sha256, sha256, _ms(started), read_at=started)
+        ms = _ms(started)
+        return LoadResult(source, "loaded", text, None, "", len(data), sha256, sha256, ms, read_at=started, place=place)
 
 
 def _skipped(

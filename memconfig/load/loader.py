@@ -243,7 +243,7 @@ class FsspecLoader:
                 return _not_regular(source, info, started)
             known = local_fingerprint(info)
             if known == request.fingerprint:
-                return _unchanged(request, known, started)
+                return _in_file(_unchanged(request, known, started), info)
             # O_NONBLOCK: should the path have become a FIFO since, opening it does not wait for a writer
             # (and the read that follows sees another inode, below).
             fd = os.open(path, _OPEN_FLAGS)
@@ -262,7 +262,7 @@ class FsspecLoader:
             return _skipped(source, skip.reason, skip.detail, started)
         except Exception as exc:
             return self._failure(source, exc, started)
-        return self._finish(request, data, known, started)
+        return _in_file(self._finish(request, data, known, started), info)
 
     def _outside(self, source: Source, path: str, started: float) -> LoadResult:
         assert self.confinement is not None
@@ -527,6 +527,16 @@ def _opened_path(fd: int, path: str) -> str:
         return os.readlink(f"/proc/self/fd/{fd}")
     except OSError:
         return os.path.realpath(path)
+
+
+def _in_file(result: LoadResult, info: os.stat_result) -> LoadResult:
+    """*result* with the local file it read as its place: every path to one file (links, ``..``) gives the same.
+
+    The file's version is part of it: an inode freed by a replaced file and
+    reused by another one read in the same pass is not taken for the first.
+    """
+    result.place = f"file-id:{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}"
+    return result
 
 
 def _child(request: LoadRequest, child: Source) -> LoadRequest:
