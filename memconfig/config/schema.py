@@ -585,9 +585,9 @@ def _layout_problems(config: Config, template_text: str | None) -> list[Problem]
     return found
 
 
-def _unsafe(layout: Preset) -> list[LayoutProblem]:
+def _unsafe(layout: Preset) -> tuple[LayoutProblem, ...]:
     if not layout.escape:
-        return []
+        return ()
     template = Template(layout.template, {MEMORY_SLOT}, [MEMORY_SLOT])
     return layout_problems(template.parts, Template(layout.section, SECTION_SLOTS).parts, layout.separator)
 

@@ -17,6 +17,7 @@ and a slot right after literal text that begins a wrapper's closing tag
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
@@ -32,7 +33,7 @@ _SLOT = "\x00"  # where a slot stands in the joined text
 # A slot where a tag's name is written: right after "<" or "</" and any part of a name.
 _NAME_POSITION = re.compile(rf"</?[{NAME_CHAR}]*\Z")
 
-Parts = Sequence[tuple[bool, str]]
+Parts = Sequence[tuple[bool, str]]  # hashable (a tuple, as Template.parts is) for the memoised functions
 
 
 class LayoutProblem(NamedTuple):
@@ -98,6 +99,7 @@ def _block(template: Parts, section: Parts, separator: str, count: int) -> list[
     return out
 
 
+@functools.lru_cache(maxsize=64)
 def wrappers(template: Parts, section: Parts, separator: str) -> tuple[str, ...]:
     """The elements open where any of the section's text slots stands, in a block of one or two sections.
 
@@ -147,7 +149,8 @@ def slot_contexts(parts: Parts) -> tuple[str | None, ...]:
     return tuple(found)
 
 
-def layout_problems(template: Parts, section: Parts, separator: str) -> list[LayoutProblem]:
+@functools.lru_cache(maxsize=64)  # a config is checked when loaded and again when its formatter is made
+def layout_problems(template: Parts, section: Parts, separator: str) -> tuple[LayoutProblem, ...]:
     """Where the layout lets a slot's value end a wrapper or name an element, however the value is escaped.
 
     Args:
@@ -180,28 +183,26 @@ def layout_problems(template: Parts, section: Parts, separator: str) -> list[Lay
     names = wrappers(template, section, separator)
     if names:
         problems += _completions(template, section, separator, names)
-    return list(dict.fromkeys(problems))
+    return tuple(dict.fromkeys(problems))
 
 
 def _completions(template: Parts, section: Parts, separator: str, names: Sequence[str]) -> Iterator[LayoutProblem]:
     """Problems of kind (3) of :func:`layout_problems`: each slot preceded by the start of a closing tag."""
     seen: set[LayoutProblem] = set()
     for count in (1, 2, 3):
-        literal = ""
-        fields: list[str] = []  # the field of each character of *literal*
-        for is_slot, text, field in _block(template, section, separator, count):
+        tail = ""  # the literal text since the last "<" (slots skipped), and the field that "<" is in
+        field = ""
+        for is_slot, text, origin in _block(template, section, separator, count):
             if not is_slot:
-                literal += text
-                fields += [field] * len(text)
+                start = text.rfind("<")
+                tail, field = (text[start:], origin) if start >= 0 else (tail + text if tail else "", field)
                 continue
-            start = literal.rfind("<")
-            if start >= 0 and begins_closing(literal[start + 1 :], names):
-                begun = literal[start:].strip()
+            if tail and begins_closing(tail[1:], names):
                 message = (
-                    f"slot {{{text}}} follows {begun!r}, the start of a closing tag of "
+                    f"slot {{{text}}} follows {tail.strip()!r}, the start of a closing tag of "
                     f"{', '.join(names)}: its value would finish it; put text between them"
                 )
-                problem = LayoutProblem(fields[start], message)
+                problem = LayoutProblem(field, message)
                 if problem not in seen:
                     seen.add(problem)
                     yield problem
