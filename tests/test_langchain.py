@@ -17,6 +17,8 @@ from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.tools import tool
+from langchain_core.tracers.base import BaseTracer
+from langchain_core.tracers.schemas import Run
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 from structlog.testing import capture_logs
@@ -555,3 +557,30 @@ def test_import_without_langchain_says_what_to_install() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "pip install 'memconfig[langchain]'" in done.stdout
+
+
+class _RunRecorder(BaseTracer):
+    """A LangChain tracer that keeps every finished chain run (what LangSmith would be sent)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.runs: list[Run] = []
+
+    def _persist_run(self, run: Run) -> None:
+        pass
+
+    def _on_chain_end(self, run: Run) -> None:
+        self.runs.append(run)
+
+
+def test_traces_keep_the_hook_but_not_the_memory_files_text(project: Path) -> None:
+    """The `before_agent` span is traced without its payload: memory files' text stays out of traces."""
+    _edit(project, "private-note-v1")
+    recorder = _RunRecorder()
+    agent = _agent(MemconfigMiddleware.from_config(_config(project)), _answers())
+
+    agent.invoke(_turn("hi"), {**_thread(), "callbacks": [recorder]})
+
+    [hook] = [run for run in recorder.runs if run.name.endswith("before_agent")]
+    assert "private-note-v1" not in f"{hook.inputs}{hook.outputs}"
+    assert any("private-note-v1" in str(run.inputs) for run in recorder.runs if run.name == "model")  # it was sent

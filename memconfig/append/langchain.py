@@ -68,7 +68,7 @@ class LangchainAppender:
     @classmethod
     def from_config(cls, config: Config) -> LangchainAppender:
         options = config.appender
-        control = options.cache_control.model_dump(exclude_none=True) if options.cache_control else None
+        control = options.cache_control.as_block() if options.cache_control else None
         return cls(options.separator, options.position, options.placement, control)
 
     def __repr__(self) -> str:

@@ -32,6 +32,10 @@ except ImportError:
     raise ImportError(
         "memconfig.integrations.langchain needs LangChain v1: pip install 'memconfig[langchain]'"
     ) from None
+try:
+    from langchain.agents.middleware import TracePolicy, omit_payload
+except ImportError:  # a LangChain v1 from before trace policies: hooks are traced as LangChain does it
+    TracePolicy = None  # type: ignore[assignment,misc]
 
 from ..append.langchain import LangchainAppender
 from ..config import Config
@@ -65,6 +69,11 @@ class MemconfigMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         SourceError: a required source is not available. The run stops before
             the model is called, and the state keeps what it held.
     """
+
+    trace_policy = (
+        None if TracePolicy is None else TracePolicy(process_inputs=omit_payload, process_outputs=omit_payload)
+    )
+    """The hooks' spans and timings are traced, their payloads (the memory files' text) are not."""
 
     def __init__(self, pipeline: Pipeline) -> None:
         self.pipeline = pipeline
