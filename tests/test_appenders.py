@@ -544,7 +544,9 @@ def test_printable_entries_have_output() -> None:
 @pytest.mark.parametrize(
     ("appender", "path", "applies_to"),
     [
-        pytest.param({"placement": "user"}, "appender.placement", "anthropic, langchain, openai", id="placement-user-text"),
+        pytest.param(
+            {"placement": "user"}, "appender.placement", "anthropic, langchain, openai", id="placement-user-text"
+        ),
         pytest.param({"format": "json", "placement": "user"}, "appender.placement", "anthropic", id="placement-json"),
         pytest.param({"format": "anthropic", "role": "developer"}, "appender.role", "openai", id="role-anthropic"),
         pytest.param({"role": "developer"}, "appender.role", "openai", id="role-text"),

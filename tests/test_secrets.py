@@ -36,8 +36,8 @@ from servers import S3Server, WebServer
 from structlog.testing import capture_logs
 
 from memconfig import Pipeline
-from memconfig.cli import main
 from memconfig.append import APPENDERS, appender_for
+from memconfig.cli import main
 from memconfig.cli.main import COMMANDS
 from memconfig.config import load_config
 from memconfig.exceptions import ConfigError, SourceError
