@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import astuple
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..process.escaping import ClosingTags
@@ -106,7 +105,7 @@ class TemplateFormatter:
             self.wrappers = wrappers(self._template.parts, self._section.parts, layout.separator)
         self._parts = self._escaped_parts(ClosingTags(self.wrappers))
         titled = sorted(self.titles.items()) if "title" in self._section.slots else []
-        made_of = repr((astuple(layout), titled))
+        made_of = repr((layout, titled))  # a Preset's repr names every field (no deep copy, as astuple makes)
         self.token = "template:" + hashlib.sha256(made_of.encode()).hexdigest()
 
     @classmethod

@@ -402,6 +402,9 @@ def budget_processors(config: Config, formatter: Measure, sources: Sequence[Sour
             or the block with no source in it is already over the total budget.
     """
     budget = config.formatter.budget
+    limited = any(s.max_chars is not None or s.max_tokens is not None for s in config.sources)
+    if budget is None and not limited and config.formatter.tokens.count == "estimate":
+        return []  # nothing to keep within: no processor, nothing to build
     wants_tokens = (budget is not None and budget.max_tokens is not None) or any(
         s.max_tokens is not None for s in config.sources
     )
