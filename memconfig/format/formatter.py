@@ -129,8 +129,14 @@ class TemplateFormatter:
         shown = {k: v for k, v in vars(self.layout).items() if k != "template"}
         return f"TemplateFormatter(template={self.layout.template[:40]!r}..., {shown})"
 
-    def _escaped_parts(self, closing: ClosingTags) -> tuple[tuple[str | None, str, Callable[[str], str] | None], ...]:
-        """The section's parts as ``(slot or None, literal, escape)``: how each slot's value is to be put in."""
+    def _escaped_parts(
+        self, closing: ClosingTags
+    ) -> tuple[tuple[str | None, str, Callable[[str], str] | None, bool], ...]:
+        """The section's parts as ``(slot or None, literal, escape, only_with_lt)``: how each slot's value goes in.
+
+        *only_with_lt*: the escape changes nothing in a value without a ``<``
+        (closing tags), so the usual value is put in without a call.
+        """
         parts = []
         contexts = slot_contexts(self._section.parts) if self.layout.escape else (None,) * len(self._section.parts)
         for (is_slot, text), context in zip(self._section.parts, contexts, strict=True):
@@ -141,7 +147,8 @@ class TemplateFormatter:
                 escape = closing.neutralise_end  # the escaping processor did the rest; a later cut may leave an end
             elif is_slot and closing.names:
                 escape = lambda value: closing.neutralise(value)[0]  # noqa: E731
-            parts.append((text if is_slot else None, "" if is_slot else text, escape))
+            only_with_lt = escape is not None and context is None
+            parts.append((text if is_slot else None, "" if is_slot else text, escape, only_with_lt))
         return tuple(parts)
 
     def format(self, sections: Sequence[Section]) -> Block:
@@ -158,8 +165,12 @@ class TemplateFormatter:
             title = titles.get(item.source, name) if titles else name
             values = {"path": item.source, "name": name, "title": title, "content": item.text.rstrip()}
             body += [
-                literal if slot is None else values[slot] if escape is None else escape(values[slot])
-                for slot, literal, escape in parts
+                literal
+                if slot is None
+                else values[slot]
+                if escape is None or (lt_only and "<" not in values[slot])
+                else escape(values[slot])
+                for slot, literal, escape, lt_only in parts
             ]
         pieces: list[str] = []
         for is_slot, part in self._template.parts:
