@@ -1,0 +1,173 @@
+"""The logs named on the command line: files, globs, fsspec URLs or ``-``, each streamed as lines in bounded memory.
+
+Compression comes from the name (``.gz``, ``.bz2``, ``.xz``, ``.zst``), as
+fsspec infers it; standard input is sniffed for gzip's magic number instead.
+A line is read in chunks and never held past :data:`MAX_LINE_BYTES`: a longer
+one is skipped to its end and given as ``None`` (counted as ``too_long``), so
+a 50 MB line costs what a 1 MiB one does.
+
+A log that is not there, or a glob matching nothing, is a usage error (exit
+2, naming it); a log that cannot be read (no permission, a corrupt archive, a
+server hanging up) is reported by the audit, which goes on with the others.
+Names and errors are shown with credentials masked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import IO, Any
+
+from ..exceptions import ConfigError
+from ..sources.redact import Redactor, redact_url
+
+__all__ = ["CHUNK_BYTES", "MAX_LINE_BYTES", "STDIN", "LogInput", "log_inputs", "read_lines"]
+
+STDIN = "-"
+#: The longest line read as a line; a longer one is counted as ``too_long`` and skipped.
+MAX_LINE_BYTES = 1 << 20
+#: How much is read at once.
+CHUNK_BYTES = 1 << 18
+_GLOB_CHARS = frozenset("*?[")
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass(frozen=True, slots=True)
+class LogInput:
+    """One log to read: its name as shown, and how to open it (as a binary stream, decompressed)."""
+
+    name: str
+    open: Callable[[], contextlib.AbstractContextManager[IO[bytes]]]
+    redact: Callable[[str], str] = redact_url
+    """Masks the secrets its storage options hold (and credentials in URLs) in a text about it: an error."""
+
+
+def log_inputs(
+    names: Sequence[str],
+    storage: Mapping[str, Mapping[str, Any]] | None = None,
+    secrets: Sequence[str] = (),
+) -> list[LogInput]:
+    """Every log *names* stand for, globs expanded in sorted order; exit 2 naming one that is not there.
+
+    *storage* is the config's ``storage`` section (options by protocol: an S3
+    endpoint, keys), so a bucket of logs is reached as the config's sources are.
+    """
+    storage = storage or {}
+    found: list[LogInput] = []
+    for name in names:
+        if name == STDIN:
+            found.append(LogInput("<stdin>", _stdin, Redactor(None, secrets)))
+            continue
+        found += _expand(name, storage, secrets)
+    return found
+
+
+def _expand(name: str, storage: Mapping[str, Mapping[str, Any]], secrets: Sequence[str]) -> list[LogInput]:
+    from fsspec.core import split_protocol, url_to_fs
+
+    protocol = split_protocol(name)[0] or "file"
+    options = dict(storage.get(protocol, {}))
+    shown = Redactor(options, secrets)
+    label = shown(name)
+    try:
+        fs, path = url_to_fs(name, **options)
+        if any(c in _GLOB_CHARS for c in path):
+            paths = sorted(p for p in fs.glob(path) if not fs.isdir(p))
+            if not paths:
+                raise ConfigError(f"no log matches {label}")
+        elif not fs.exists(path):
+            raise ConfigError(f"no such log: {label}")
+        elif fs.isdir(path):
+            raise ConfigError(
+                f"{label} is a folder, not a log (a glob such as {label.rstrip('/')}/*.jsonl reads its logs)"
+            )
+        else:
+            paths = [path]
+    except ConfigError:
+        raise
+    except ImportError as exc:
+        raise ConfigError(f"cannot read {label}: {shown(str(exc))}") from None
+    except (ValueError, OSError) as exc:
+        raise ConfigError(f"cannot read {label}: {shown(_reason(exc))}") from None
+    except Exception as exc:  # a remote filesystem's own error (credentials, a bucket that is not there)
+        raise ConfigError(f"cannot read {label}: {shown(_reason(exc))}") from None
+    single = len(paths) == 1 and paths[0] == path
+    return [LogInput(label if single else shown(fs.unstrip_protocol(p)), _opener(fs, p), shown) for p in paths]
+
+
+def _opener(fs: Any, path: str) -> Callable[[], contextlib.AbstractContextManager[IO[bytes]]]:
+    from fsspec.compression import compr
+    from fsspec.utils import infer_compression
+
+    @contextlib.contextmanager
+    def open_log() -> Iterator[IO[bytes]]:
+        compression = infer_compression(path)
+        with fs.open(path, "rb") as raw:
+            if compression is None:
+                yield raw
+                return
+            with compr[compression](raw, mode="rb") as unpacked:
+                yield unpacked
+
+    return open_log
+
+
+@contextlib.contextmanager
+def _stdin() -> Iterator[IO[bytes]]:
+    stream = sys.stdin.buffer
+    peek = getattr(stream, "peek", None)
+    start = peek(2)[:2] if peek is not None else b""
+    if start == _GZIP_MAGIC:
+        import gzip
+
+        with gzip.GzipFile(fileobj=stream, mode="rb") as unpacked:
+            yield unpacked  # type: ignore[misc]
+        return
+    yield stream
+
+
+def _reason(exc: BaseException) -> str:
+    """An error as one line: its text, or its type when it has none."""
+    text = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return " ".join(str(text).split())
+
+
+def read_lines(stream: IO[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[bytes | None]:
+    """*stream*'s lines without their ``\\n``; ``None`` for a line over *limit* bytes (read to its end, not kept).
+
+    The last line is given even without a newline (a log cut short: the
+    reader counts it as truncated if it is not whole JSON).
+    """
+    read = stream.read
+    carry = b""
+    skipping = False
+    while True:
+        chunk = read(CHUNK_BYTES)
+        if not chunk:
+            break
+        parts: list[bytes | None] = chunk.split(b"\n")  # type: ignore[assignment]
+        last: bytes = parts.pop()  # type: ignore[assignment]
+        if parts:
+            if skipping:
+                parts[0] = None
+                skipping = False
+            elif carry:
+                whole = carry + parts[0]  # type: ignore[operator]
+                parts[0] = whole if len(whole) <= limit else None
+            if limit < CHUNK_BYTES:  # only then can a line inside one chunk be over the limit
+                for i, part in enumerate(parts):
+                    if part is not None and len(part) > limit:
+                        parts[i] = None
+            yield from parts
+            carry = last
+        elif not skipping:
+            carry += last
+        if len(carry) > limit:
+            skipping = True
+            carry = b""
+    if skipping:
+        yield None
+    elif carry:
+        yield carry
