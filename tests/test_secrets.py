@@ -70,6 +70,7 @@ COMMAND_ARGS: dict[str, list[str]] = {
     "render": ["--system", "You are a careful assistant."],
     "validate": [],
     "sources": [],
+    "explain": ["--format", "text"],
 }
 
 

@@ -19,12 +19,12 @@ from collections.abc import Sequence
 from .. import __version__
 from ..config import Config, load_config, load_config_stream
 from ..exceptions import MemconfigError
-from . import render, sources, validate
+from . import explain, render, sources, validate
 
 __all__ = ["main", "run"]
 
 #: The commands, in the order ``--help`` lists them; each module has ``HELP`` and ``run(config, args)``.
-COMMANDS = {"render": render, "validate": validate, "sources": sources}
+COMMANDS = {"render": render, "validate": validate, "sources": sources, "explain": explain}
 _LOGGED = ("render", "sources")  # the commands that read sources, and so write a load log
 STDIN = "-"
 #: The exit code when stdout is a pipe whose reader went away: 128 + SIGPIPE, as a shell shows it.
@@ -66,7 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(encoding="utf-8")
     try:
         try:
-            exit_code: int = COMMANDS[args.command].run(_load(args.config), args)
+            module = COMMANDS[args.command]
+            load = getattr(module, "load", _load)  # explain reads the config itself: it keeps the YAML's text
+            exit_code: int = module.run(load(args.config), args)
             return exit_code
         except MemconfigError as exc:
             print(f"memconfig: error: {exc.format_message()}", file=sys.stderr)
