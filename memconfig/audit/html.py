@@ -31,7 +31,8 @@ MAX_RENDER_ROWS = 50
 MAX_TEXT = 400
 _LABEL = 36  # characters of a source's name beside its bar; the full name is in the bar's tooltip
 
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+#: Control characters, surrogates and bidirectional overrides (which could make a name read as another).
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 _COLOURS = {
     "loaded": "#2e7d32",

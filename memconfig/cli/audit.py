@@ -40,6 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "compression from the name. Default: the config's logging.file",
     )
     parser.add_argument("--format", choices=("table", "json"), default="table", help="the output's format")
+    parser.add_argument("--html", metavar="FILE", help="write a self-contained HTML report to FILE (instead of stdout)")
     parser.add_argument("--at", metavar="TIME", help="what the prompt held at TIME (the last render at or before it)")
     parser.add_argument("--since", metavar="TIME", help="only events at or after TIME (ISO 8601, or ago: 2d, 6h)")
     parser.add_argument("--until", metavar="TIME", help="only events at or before TIME")
@@ -85,7 +86,11 @@ def run(config: Config | None, args: argparse.Namespace) -> int:
     storage = dict(config.storage) if config is not None else {}
     logs = log_inputs(names, storage, secrets)
     audit = read_audit(logs, filters)
-    if args.format == "json":
+    if args.html:
+        from ..audit.html import write_html  # only this output needs it
+
+        write_html(audit, args.html)
+    elif args.format == "json":
         sys.stdout.write(orjson.dumps(audit_data(audit), option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
         sys.stdout.write(format_tables(audit, args.renders))
