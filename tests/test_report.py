@@ -80,8 +80,11 @@ def memconfig(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return done
 
 
-def write_log(folder: Path, runs: int = 5) -> Log:
-    """Render a config *runs* times (at least 5) with the real CLI, changing its files between runs."""
+def write_log(folder: Path, runs: int = 5, *, hostile: bool = True) -> Log:
+    """Render a config *runs* times (at least 5) with the real CLI, changing its files between runs.
+
+    *hostile* adds the source whose name and file name are HTML.
+    """
     files = folder / "memory"
     files.mkdir(parents=True)
     (files / "AGENTS.md").write_text("# Rules\nRun the tests before every commit.\n", encoding="utf-8")
@@ -89,7 +92,8 @@ def write_log(folder: Path, runs: int = 5) -> Log:
     (files / "old.md").write_text("an old note, deleted before the third run\n", encoding="utf-8")
     (files / "required.md").write_text("must be here\n", encoding="utf-8")
     (files / "big.md").write_text("".join(f"line {i}: {'x' * 60}\n" for i in range(40)), encoding="utf-8")
-    (files / HOSTILE_FILE).write_text("hostile file\n", encoding="utf-8")
+    if hostile:
+        (files / HOSTILE_FILE).write_text("hostile file\n", encoding="utf-8")
     (files / "huge.md").write_text("y" * 3000 + "\n", encoding="utf-8")
     config = {
         "version": 1,
@@ -99,7 +103,7 @@ def write_log(folder: Path, runs: int = 5) -> Log:
             "memory/old.md",
             {"url": "memory/required.md", "required": True},
             {"url": "memory/big.md", "max_chars": 600},
-            {"url": f"memory/{HOSTILE_FILE}", "name": HOSTILE},
+            *([{"url": f"memory/{HOSTILE_FILE}", "name": HOSTILE}] if hostile else []),
             "memory/missing.md",
             {"url": "memory/huge.md", "priority": -1},
         ],
@@ -404,7 +408,7 @@ def make_screenshot(target: Path = SCREENSHOT) -> Path:
 
     found = chromium_or_skip()
     with tempfile.TemporaryDirectory() as folder:
-        log = write_log(Path(folder), runs=8)
+        log = write_log(Path(folder) / "agent", runs=8, hostile=False)
         page = Path(folder) / "report.html"
         write_report(log, page)
         shot = found.screenshot(page, Path(folder) / "report.png", 1200, 1600)

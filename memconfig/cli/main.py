@@ -19,12 +19,12 @@ from collections.abc import Sequence
 from .. import __version__
 from ..config import Config, load_config, load_config_stream
 from ..exceptions import MemconfigError
-from . import explain, render, sources, validate
+from . import audit, explain, render, sources, validate
 
 __all__ = ["main", "run"]
 
 #: The commands, in the order ``--help`` lists them; each module has ``HELP`` and ``run(config, args)``.
-COMMANDS = {"render": render, "validate": validate, "sources": sources, "explain": explain}
+COMMANDS = {"render": render, "validate": validate, "sources": sources, "audit": audit, "explain": explain}
 _LOGGED = ("render", "sources")  # the commands that read sources, and so write a load log
 STDIN = "-"
 #: The exit code when stdout is a pipe whose reader went away: 128 + SIGPIPE, as a shell shows it.
@@ -42,7 +42,11 @@ def _parser() -> argparse.ArgumentParser:
     for name, module in COMMANDS.items():
         sub = commands.add_parser(name, help=module.HELP, description=module.HELP)
         sub.add_argument(
-            "-c", "--config", required=True, metavar="FILE", help="the YAML config file ('-': standard input)"
+            "-c",
+            "--config",
+            required=not getattr(module, "CONFIG_OPTIONAL", False),
+            metavar="FILE",
+            help="the YAML config file ('-': standard input)",
         )
         if hasattr(module, "add_arguments"):
             module.add_arguments(sub)
@@ -68,7 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             module = COMMANDS[args.command]
             load = getattr(module, "load", _load)  # explain reads the config itself: it keeps the YAML's text
-            exit_code: int = module.run(load(args.config), args)
+            config = load(args.config) if args.config is not None else None  # optional for some commands
+            exit_code: int = module.run(config, args)
             return exit_code
         except MemconfigError as exc:
             print(f"memconfig: error: {exc.format_message()}", file=sys.stderr)
