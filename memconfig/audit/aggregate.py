@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from ..events import EVENTS, SCHEMA_VERSION
+from ..sources.redact import redact_url
 from . import lines as kinds
 from .model import (
     MAX_RENDERS,
@@ -254,6 +255,11 @@ class Aggregator:
         state[summary.source] = SourceAt(summary.source, summary.name, summary.url, status, reason, sha256, chars, time)
 
     def _loaded(self, event: dict[str, Any], time: str | None) -> None:
+        sha256 = event.get("sha256")
+        chars = event.get("chars")
+        size = event.get("bytes")
+        if (chars is not None and type(chars) is not int) or (sha256 is not None and type(sha256) is not str):
+            raise TypeError("chars")  # checked first: a bad line changes nothing
         render = self._render(event, time)
         if render is not None:
             render.loaded += 1
@@ -262,11 +268,6 @@ class Aggregator:
             return
         summary.loads += 1
         summary.cache[str(event.get("cache"))] += 1
-        sha256 = event.get("sha256")
-        chars = event.get("chars")
-        size = event.get("bytes")
-        if chars is not None and type(chars) is not int:
-            raise TypeError("chars")
         if sha256 != summary.sha256 and sha256 is not None:
             self._changed(summary, str(sha256), chars, size, time, render)
         summary.sha256, summary.chars, summary.bytes = sha256, chars, size
@@ -291,7 +292,13 @@ class Aggregator:
                 seen.add(sha256)
         summary.sha256_changed = time
         summary.changes.append(
-            VersionChange(time, sha256, chars, size if type(size) is int else None, render.render_id if render is not None else None)
+            VersionChange(
+                time,
+                sha256,
+                chars,
+                size if type(size) is int else None,
+                render.render_id if render is not None else None,
+            )
         )
 
     def _skipped(self, event: dict[str, Any], time: str | None) -> None:
@@ -428,6 +435,11 @@ class Aggregator:
         while self._open:
             self._close(self._open.popitem(last=False)[1])
         filters = self.filters
+        for summary in self.sources.values():  # memconfig masks before it logs; a log from elsewhere may not have
+            summary.url, summary.last_detail = redact_url(summary.url), redact_url(summary.last_detail)
+        for render in self.renders:
+            for failure in render.failures:
+                failure.detail = redact_url(failure.detail)
         sources = sorted(self.sources.values(), key=lambda s: s.source)
         if filters.reasons:
             wanted = set(filters.reasons)

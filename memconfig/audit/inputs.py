@@ -94,7 +94,11 @@ def _expand(name: str, storage: Mapping[str, Mapping[str, Any]], secrets: Sequen
     except Exception as exc:  # a remote filesystem's own error (credentials, a bucket that is not there)
         raise ConfigError(f"cannot read {label}: {shown(_reason(exc))}") from None
     single = len(paths) == 1 and paths[0] == path
-    return [LogInput(label if single else shown(fs.unstrip_protocol(p)), _opener(fs, p), shown) for p in paths]
+    local = split_protocol(name)[0] is None  # a plain path: its matches shown as paths, not file:// URLs
+    return [
+        LogInput(label if single else shown(p if local else fs.unstrip_protocol(p)), _opener(fs, p), shown)
+        for p in paths
+    ]
 
 
 def _opener(fs: Any, path: str) -> Callable[[], contextlib.AbstractContextManager[IO[bytes]]]:

@@ -1,0 +1,529 @@
+"""``memconfig audit``: logs the real CLI wrote, over real files across runs, read back from anywhere.
+
+The history: four ``memconfig render`` runs over a folder, each a process of
+its own, appending to one log: a file edited between runs, one deleted, a
+glob gaining a match, then a run of another config whose required source is
+missing (a failed render). The audit of that log is asserted as the user sees
+it (table text, JSON data, exit codes, messages), and the same log is read
+gzipped, bz2- and xz-compressed, from moto's S3, over HTTP and from standard
+input. Malformed logs (``tests/bad_logs/`` and a 50 MB line) are counted,
+never shown, never a crash.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import lzma
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import structlog
+import yaml
+from servers import Bucket, WebServer
+
+from memconfig import Pipeline
+from memconfig.audit.aggregate import Aggregator
+from memconfig.audit.inputs import MAX_LINE_BYTES, read_lines
+from memconfig.audit.model import InputSummary
+from memconfig.cli import main
+from memconfig.cli.logs import configure_cli_logging
+from memconfig.config import Config
+
+ROOT = Path(__file__).resolve().parent.parent
+BAD_LOGS = Path(__file__).parent / "bad_logs"
+HANG = 120  # seconds: only detects a hang; nothing here is timed
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+def audit(capsys: pytest.CaptureFixture[str], *args: str) -> Run:
+    """``memconfig audit ARGS`` in this process."""
+    capsys.readouterr()
+    try:
+        code = main(["audit", *args])
+    finally:
+        structlog.reset_defaults()
+    out, err = capsys.readouterr()
+    return Run(code, out, err)
+
+
+def audit_process(*args: str, stdin: bytes | None = None) -> Run:
+    """``python -m memconfig audit ARGS`` as a user runs it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "memconfig", "audit", *args],
+        input=stdin,
+        capture_output=True,
+        timeout=HANG,
+        cwd=ROOT,
+        check=False,
+    )
+    return Run(done.returncode, done.stdout.decode(), done.stderr.decode())
+
+
+def render(config: Path, log: Path) -> subprocess.CompletedProcess[str]:
+    """``memconfig render`` in a process of its own, as a scheduled agent run would be."""
+    return subprocess.run(
+        [sys.executable, "-m", "memconfig", "render", "-c", str(config), "--log-file", str(log)],
+        capture_output=True,
+        text=True,
+        timeout=HANG,
+        cwd=config.parent,
+        check=False,
+    )
+
+
+def events_of(log: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+
+
+@dataclass
+class History:
+    folder: Path
+    log: Path
+    config: Path
+    runs: list[list[dict[str, Any]]]  # each run's events
+
+    def time(self, run: int) -> str:
+        """When run *run* (0-based) finished: its prompt_built / prompt_failed timestamp."""
+        return str(self.runs[run][-1]["timestamp"])
+
+    def sha(self, run: int, source: str) -> str:
+        return next(e["sha256"] for e in self.runs[run] if e["event"] == "source_loaded" and e["source"] == source)
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> History:
+    """Five runs appending to one log: edit, delete, a new glob match, then a failed render."""
+    folder = tmp_path_factory.mktemp("history")
+    (folder / "AGENTS.md").write_text("# Agents\nBe careful.\n", encoding="utf-8")
+    (folder / "notes.md").write_text("Notes for the team.\n", encoding="utf-8")
+    (folder / "rules").mkdir()
+    (folder / "rules" / "a.md").write_text("Rule A.\n", encoding="utf-8")
+    config = folder / "memconfig.yaml"
+    sources = ["AGENTS.md", "notes.md", {"glob": "rules/*.md"}, "missing.md"]
+    config.write_text(yaml.safe_dump({"version": 1, "sources": sources}), encoding="utf-8")
+    strict = folder / "strict.yaml"
+    strict.write_text(
+        yaml.safe_dump({"version": 1, "sources": ["AGENTS.md", {"url": "required.md", "required": True}]}),
+        encoding="utf-8",
+    )
+    log = folder / "memconfig.jsonl"
+    runs: list[list[dict[str, Any]]] = []
+
+    def run(which: Path, code: int = 0) -> None:
+        before = len(events_of(log)) if log.exists() else 0
+        done = render(which, log)
+        assert done.returncode == code, done.stderr
+        runs.append(events_of(log)[before:])
+
+    run(config)
+    (folder / "AGENTS.md").write_text("# Agents\nBe careful.\nAsk before deleting.\n", encoding="utf-8")
+    run(config)
+    (folder / "notes.md").unlink()
+    run(config)
+    (folder / "rules" / "b.md").write_text("Rule B, a longer rule.\n", encoding="utf-8")
+    run(config)
+    run(strict, code=1)
+    return History(folder, log, config, runs)
+
+
+def by_source(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {s["source"]: s for s in data["sources"]}
+
+
+# -- what the audit of a history says -------------------------------------------------------------
+
+
+def test_the_cli_logs_host_and_pid_on_every_line(history: History) -> None:
+    """The audit tells hosts and runs apart: the CLI's lines carry both."""
+    for events in history.runs:
+        assert {e["host"] for e in events} == {os.uname().nodename}
+        assert len({e["pid"] for e in events}) == 1
+    assert len({events[0]["pid"] for events in history.runs}) == len(history.runs)
+
+
+def test_json_gives_each_source_its_history(history: History, capsys: pytest.CaptureFixture[str]) -> None:
+    run = audit(capsys, str(history.log), "--format", "json")
+    assert run.code == 0, run.err
+    data = run.json()
+    assert data["renders_total"] == 5 and data["renders_failed"] == 1
+    assert data["lines"]["events"] == sum(len(r) for r in history.runs)
+    assert not data["lines"]["foreign"] and not data["lines"]["malformed"]
+    sources = by_source(data)
+    agents = sources["AGENTS.md"]
+    assert agents["versions"] == 2 and agents["loads"] == 5
+    assert agents["renders"] == 4  # the failed render's prompt held nothing
+    assert agents["sha256"] == history.sha(1, "AGENTS.md") != history.sha(0, "AGENTS.md")
+    changed = next(e["timestamp"] for e in history.runs[1] if e["event"] == "source_loaded")
+    assert agents["sha256_changed"] == changed
+    assert agents["first_chars"] < agents["chars"] and agents["trend"] == agents["chars"] - agents["first_chars"]
+    assert [c["sha256"] for c in agents["changes"]] == [history.sha(0, "AGENTS.md"), history.sha(1, "AGENTS.md")]
+    assert agents["cache"] == {"miss": 5}
+    notes = sources["notes.md"]
+    assert notes["last_status"] == "skipped" and notes["last_reason"] == "not_found"
+    deleted = next(e["timestamp"] for e in history.runs[2] if e.get("source") == "notes.md")
+    assert notes["status_since"] == deleted
+    assert notes["loads"] == 2 and notes["skips"] == {"not_found": 2} and notes["renders"] == 2
+    assert sources["missing.md"]["skips"] == {"not_found": 4} and sources["missing.md"]["renders"] == 0
+    b = next(s for key, s in sources.items() if key.endswith("b.md"))
+    assert b["loads"] == 1 and b["renders"] == 1 and b["last_status"] == "loaded"
+    assert sources["required.md"]["required"] is True
+
+
+def test_json_gives_each_render(history: History, capsys: pytest.CaptureFixture[str]) -> None:
+    data = audit(capsys, str(history.log), "--format", "json").json()
+    renders = data["renders"]
+    assert [r["render_id"] for r in renders] == [run[-1]["render_id"] for run in history.runs]
+    assert [r["failed"] for r in renders] == [False, False, False, False, True]
+    assert [r["sources_loaded"] for r in renders[:4]] == [3, 3, 2, 3]
+    assert all(r["host"] == os.uname().nodename and isinstance(r["pid"], int) for r in renders)
+    for r, run in zip(renders, history.runs, strict=True):
+        assert r["time"] == run[-1]["timestamp"] and r["events"] == len(run)
+    assert renders[0]["sha256"] == history.runs[0][-1]["sha256"]
+    assert renders[-1]["failures"] == [
+        {"source": "required.md", "reason": "not_found", "detail": renders[-1]["failures"][0]["detail"]}
+    ]
+
+
+def test_the_table_answers_at_a_glance(history: History, capsys: pytest.CaptureFixture[str]) -> None:
+    run = audit(capsys, str(history.log))
+    assert run.code == 0 and run.err == ""
+    lines = run.out.splitlines()
+    assert lines[0].startswith("1 log, 5 renders (1 failed), ")
+    rows = {line.split()[0]: line.split() for line in lines if line.startswith(("AGENTS.md", "notes.md"))}
+    assert rows["notes.md"][1:3] == ["skipped", "not_found"]
+    assert rows["AGENTS.md"][1] == "loaded"
+    header = next(line for line in lines if line.startswith("SOURCE "))
+    assert header.split() == [
+        "SOURCE", "STATUS", "REASON", "SINCE", "RENDERS", "LOADS", "SKIPS", "VERSIONS", "CHANGED",
+        "CHARS", "TREND", "CACHE", "TRUNC", "DROPS", "ESC",
+    ]  # fmt: skip
+    assert "Renders" in lines and sum(" built " in line for line in lines) == 4 and " failed " in run.out
+
+
+def test_at_a_time_gives_what_the_prompt_held(history: History, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--at`` between the second and third runs: the edited AGENTS.md and notes.md, still there."""
+    between = history.time(1)
+    data = audit(capsys, str(history.log), "--at", between, "--format", "json").json()
+    at = data["at"]
+    assert at["render"]["render_id"] == history.runs[1][-1]["render_id"]
+    held = {s["source"]: s for s in at["sources"]}
+    assert held["AGENTS.md"]["sha256"] == history.sha(1, "AGENTS.md") and held["AGENTS.md"]["in_prompt"]
+    assert held["notes.md"]["in_prompt"] and held["notes.md"]["sha256"] == history.sha(1, "notes.md")
+    assert not held["missing.md"]["in_prompt"] and held["missing.md"]["reason"] == "not_found"
+    later = audit(capsys, str(history.log), "--at", history.time(2)).out
+    assert f"render {history.runs[2][-1]['render_id']}" in later
+    row = next(line for line in later.splitlines() if line.startswith("notes.md"))
+    assert row.split()[1:4] == ["no", "skipped", "not_found"]
+
+
+def test_at_before_any_render_says_so(history: History, capsys: pytest.CaptureFixture[str]) -> None:
+    run = audit(capsys, str(history.log), "--at", "2000-01-01")
+    assert run.code == 0
+    assert "Prompt at 2000-01-01 00:00:00Z (no render finished at or before that time)" in run.out
+    assert audit(capsys, str(history.log), "--at", "2000-01-01", "--format", "json").json()["at"]["render"] is None
+
+
+@pytest.mark.parametrize(
+    ("option", "expected"),
+    [
+        (["--source", "notes.md"], {"notes.md"}),
+        (["--source", "*.md", "--status", "skipped"], {"notes.md", "missing.md", "required.md"}),
+        (["--reason", "not_found"], {"notes.md", "missing.md", "required.md"}),
+        (["--status", "loaded"], {"AGENTS.md", "rules/*.md:a.md", "rules/*.md:b.md"}),
+        (["--status", "failed"], {"required.md"}),
+    ],
+)
+def test_filters_choose_the_sources(
+    option: list[str], expected: set[str], history: History, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = audit(capsys, str(history.log), *option, "--format", "json").json()
+    found = set(by_source(data))
+    children = {key for key in found if "a.md" in key or "b.md" in key}
+    if "rules/*.md:a.md" in expected:  # a glob's children are keyed by the glob and the match
+        assert len(children) == 2
+        expected = (expected - {"rules/*.md:a.md", "rules/*.md:b.md"}) | children
+    assert found == expected
+    if option == ["--status", "failed"]:
+        assert [r["failed"] for r in data["renders"]] == [True]
+
+
+def test_since_and_until_bound_the_renders(history: History, capsys: pytest.CaptureFixture[str]) -> None:
+    first_of_third = history.runs[2][0]["timestamp"]
+    since = audit(capsys, str(history.log), "--since", first_of_third, "--format", "json").json()
+    assert since["renders_total"] == 3 and since["lines"]["filtered"] == len(history.runs[0]) + len(history.runs[1])
+    assert by_source(since)["notes.md"]["loads"] == 0
+    until = audit(capsys, str(history.log), "--until", history.time(1), "--format", "json").json()
+    assert until["renders_total"] == 2 and by_source(until)["notes.md"]["last_status"] == "loaded"
+    assert audit(capsys, str(history.log), "--since", "1h", "--format", "json").json()["renders_total"] == 5
+    assert audit(capsys, str(history.log), "--until", "1h", "--format", "json").json()["renders_total"] == 0
+
+
+def test_usage_mistakes_exit_2_naming_them(
+    history: History, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for args, says in [
+        (["--since", "Tuesday"], "--since 'Tuesday': not a time"),
+        (["--at", "soon"], "--at 'soon': not a time"),
+        (["--since", "2026-12-02", "--until", "2026-12-01"], "is after --until"),
+    ]:
+        run = audit(capsys, str(history.log), *args)
+        assert (run.code, run.out) == (2, ""), run
+        assert run.err.startswith("memconfig: error: ") and says in run.err
+    missing = tmp_path / "nope.jsonl"
+    run = audit(capsys, str(missing))
+    assert run.code == 2 and run.err == f"memconfig: error: no such log: {missing}\n"
+    run = audit(capsys, str(tmp_path / "*.jsonl.gz"))
+    assert run.code == 2 and f"no log matches {tmp_path}/*.jsonl.gz" in run.err
+    run = audit(capsys, str(tmp_path))
+    assert run.code == 2 and "is a folder" in run.err
+    run = audit(capsys, "-", "-")
+    assert run.code == 2 and "standard input" in run.err
+    run = audit(capsys)
+    assert run.code == 2 and "no LOG given" in run.err
+
+
+def test_with_a_config_and_no_log_reads_its_logging_file(history: History, capsys: pytest.CaptureFixture[str]) -> None:
+    config = history.folder / "with-log.yaml"
+    config.write_text(yaml.safe_dump({"version": 1, "logging": {"file": history.log.name}}), encoding="utf-8")
+    data = audit(capsys, "-c", str(config), "--format", "json").json()
+    assert data["renders_total"] == 5 and data["inputs"][0]["name"] == str(history.log)
+
+
+# -- from anywhere ----------------------------------------------------------------------------------
+
+
+COMPRESSIONS: dict[str, Callable[[bytes], bytes]] = {"gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}
+
+
+@pytest.mark.parametrize("suffix", list(COMPRESSIONS))
+def test_compressed_copies_read_as_the_log(
+    suffix: str, history: History, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    copy = tmp_path / f"memconfig.jsonl.{suffix}"
+    copy.write_bytes(COMPRESSIONS[suffix](history.log.read_bytes()))
+    plain = audit(capsys, str(history.log), "--format", "json").json()
+    packed = audit(capsys, str(copy), "--format", "json").json()
+    assert packed["inputs"] == [{**plain["inputs"][0], "name": str(copy)}]
+    assert {**packed, "inputs": []} == {**plain, "inputs": []}
+
+
+def test_a_glob_over_rotated_logs_some_gzipped(
+    history: History, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = history.log.read_bytes().splitlines(keepends=True)
+    half = len(lines) // 2
+    (tmp_path / "memconfig-1.jsonl.gz").write_bytes(gzip.compress(b"".join(lines[:half])))
+    (tmp_path / "memconfig-2.jsonl").write_bytes(b"".join(lines[half:]))
+    data = audit(capsys, str(tmp_path / "memconfig-*"), "--format", "json").json()
+    assert [i["name"] for i in data["inputs"]] == [
+        str(tmp_path / "memconfig-1.jsonl.gz"),
+        str(tmp_path / "memconfig-2.jsonl"),
+    ]
+    assert data["renders_total"] == 5
+
+
+def test_a_log_in_a_bucket(
+    history: History, bucket: Bucket, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``s3://…/*.jsonl.gz``, reached with the config's storage options (moto's S3, checking keys)."""
+    for host in ("a", "b"):
+        bucket.put(f"agents/{host}/memconfig-1.jsonl.gz", gzip.compress(history.log.read_bytes()))
+    config = tmp_path / "audit.yaml"
+    config.write_text(yaml.safe_dump({"version": 1, "storage": bucket.storage()}), encoding="utf-8")
+    run = audit(capsys, "-c", str(config), f"s3://{bucket.name}/agents/*/memconfig-*.jsonl.gz", "--format", "json")
+    assert run.code == 0, run.err
+    data = run.json()
+    assert [i["name"] for i in data["inputs"]] == [
+        f"s3://{bucket.name}/agents/{host}/memconfig-1.jsonl.gz" for host in ("a", "b")
+    ]
+    assert data["renders_total"] == 10  # the same renders twice: each counted per log line read
+    secret = bucket.server.secret
+    assert secret not in run.out + run.err
+
+
+def test_a_log_over_http(history: History, web: WebServer, capsys: pytest.CaptureFixture[str]) -> None:
+    url = web.serve("logs/memconfig.jsonl", history.log.read_bytes())
+    run = audit(capsys, url, "--format", "json")
+    assert run.code == 0, run.err
+    assert run.json()["renders_total"] == 5 and run.json()["inputs"][0]["name"] == url
+    missing = audit(capsys, web.url("logs/gone.jsonl"))
+    assert missing.code == 2 and "no such log" in missing.err
+
+
+def test_a_log_on_standard_input(history: History) -> None:
+    for given in (history.log.read_bytes(), gzip.compress(history.log.read_bytes())):
+        run = audit_process("-", "--format", "json", stdin=given)
+        assert run.code == 0, run.err
+        data = run.json()
+        assert data["renders_total"] == 5 and data["inputs"][0]["name"] == "<stdin>"
+
+
+def test_a_log_that_cannot_be_read_is_reported_and_the_rest_read(
+    history: History, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = tmp_path / "broken.jsonl.gz"
+    broken.write_bytes(gzip.compress(history.log.read_bytes())[:-40] + b"not gzip")
+    run = audit(capsys, str(broken), str(history.log), "--format", "json")
+    assert run.code == 1
+    data = run.json()
+    assert data["inputs"][0]["name"] == str(broken) and data["inputs"][0]["error"]
+    assert data["inputs"][1]["error"] is None and data["renders_total"] >= 5
+    assert f"memconfig: warning: cannot read {broken}: " in run.err and "Traceback" not in run.err
+    table = audit(capsys, str(broken))
+    assert f"unreadable: {broken}: " in table.out
+
+
+# -- renders at once --------------------------------------------------------------------------------
+
+
+def test_renders_from_many_threads_are_told_apart(tmp_path: Path) -> None:
+    """Eight threads rendering at once into one log: every line lands in its own render, by render_id."""
+    for i in range(5):
+        (tmp_path / f"{i}.md").write_text(f"file {i}\n", encoding="utf-8")
+    config = Config.from_mapping({"version": 1, "sources": [f"{i}.md" for i in range(5)]}, base_dir=tmp_path)
+    log = tmp_path / "threads.jsonl"
+    with open(log, "ab") as stream:
+        configure_cli_logging("json", "info", stream)
+        barrier = threading.Barrier(8)
+
+        def work() -> None:
+            barrier.wait()
+            for _ in range(3):
+                Pipeline.from_config(config).render()
+
+        threads = [threading.Thread(target=work) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(HANG)
+    structlog.reset_defaults()
+    aggregator = Aggregator()
+    with open(log, "rb") as stream:
+        aggregator.feed(read_lines(stream), InputSummary(str(log)))
+    result = aggregator.finish()
+    assert result.renders_total == 24
+    assert all(r.finished and r.loaded == 5 and r.events == 6 and r.sources_loaded == 5 for r in result.renders)
+    assert len({r.render_id for r in result.renders}) == 24
+    assert {s.source: s.renders for s in result.sources} == {f"{i}.md": 24 for i in range(5)}
+
+
+def test_an_unchanged_turn_still_counts_its_sources(tmp_path: Path) -> None:
+    """A long-lived process logs a source once; its later turns (only ``prompt_built``) still held it."""
+    (tmp_path / "a.md").write_text("a\n", encoding="utf-8")
+    config = Config.from_mapping({"version": 1, "sources": ["a.md", "gone.md"]}, base_dir=tmp_path)
+    log = tmp_path / "turns.jsonl"
+    with open(log, "ab") as stream:
+        configure_cli_logging("json", "info", stream)
+        pipeline = Pipeline.from_config(config)
+        for _ in range(4):
+            pipeline.render()
+    structlog.reset_defaults()
+    events = events_of(log)
+    assert sum(e["event"] == "source_loaded" for e in events) == 1  # logged once
+    aggregator = Aggregator()
+    with open(log, "rb") as stream:
+        aggregator.feed(read_lines(stream), InputSummary(str(log)))
+    sources = {s.source: s for s in aggregator.finish().sources}
+    assert sources["a.md"].renders == 4 and sources["a.md"].loads == 1
+    assert sources["gone.md"].skips == {"not_found": 1} and sources["gone.md"].renders == 0
+
+
+# -- bad input ---------------------------------------------------------------------------------------
+
+
+EXPECTED = json.loads((BAD_LOGS / "expected.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_bad_logs_are_counted_never_a_crash(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    path = BAD_LOGS / name
+    run = audit(capsys, str(path), "--format", "json")
+    assert run.code == 0 and "Traceback" not in run.err, run.err
+    counts = run.json()["lines"]
+    expected = EXPECTED[name]
+    assert counts["events"] == expected["events"]
+    for kind in ("foreign", "malformed", "unknown_events"):
+        assert counts[kind] == expected.get(kind, {}), kind
+    for kind in ("blank", "newer_schema"):
+        assert counts[kind] == expected.get(kind, 0), kind
+    table = audit(capsys, str(path))
+    assert table.code == 0
+    if expected.get("malformed"):
+        assert "malformed (" in table.out
+
+
+def test_the_bad_log_corpus_is_complete() -> None:
+    assert set(EXPECTED) == {p.name for p in BAD_LOGS.glob("*.jsonl")}
+
+
+def test_foreign_lines_are_counted_not_shown(capsys: pytest.CaptureFixture[str]) -> None:
+    """Another program's lines may hold anything: the report gives their number, never their text."""
+    path = BAD_LOGS / "foreign-lines.jsonl"
+    for fmt in ("table", "json"):
+        run = audit(capsys, str(path), "--format", fmt)
+        assert "gunicorn" not in run.out and "another program" not in run.out
+    assert "2 foreign (json 1, text 1)" in audit(capsys, str(path)).out
+
+
+def test_a_newer_schema_is_read_for_the_fields_known(capsys: pytest.CaptureFixture[str]) -> None:
+    data = audit(capsys, str(BAD_LOGS / "newer-schema.jsonl"), "--format", "json").json()
+    assert data["renders"][0]["schema"] == 2 and data["renders"][0]["chars"] == 40
+    assert by_source(data)["AGENTS.md"]["loads"] == 1
+    table = audit(capsys, str(BAD_LOGS / "newer-schema.jsonl")).out
+    assert "2 from a newer schema (read for the fields known)" in table
+    assert "1 unknown events (source_quarantined 1)" in table
+
+
+def test_a_50_mb_line_is_cut_off_in_bounded_memory(history: History, tmp_path: Path) -> None:
+    """A single 50 MB line among real events: counted as too long, never held whole (peak memory of the child)."""
+    log = tmp_path / "huge.jsonl"
+    events = history.log.read_bytes()
+    with open(log, "wb") as out:
+        out.write(events)
+        out.write(b'{"event": "source_loaded", "render_id": "x-1", "detail": "' + b"x" * (50 << 20) + b'"}\n')
+        out.write(events)
+    code = (
+        "import sys; from memconfig.cli import main; code = main(sys.argv[1:]); "
+        "print(next(l for l in open('/proc/self/status') if l.startswith('VmHWM:')), file=sys.stderr); sys.exit(code)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, "audit", str(log), "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=HANG,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["lines"]["malformed"] == {"too_long": 1} and data["renders_total"] == 10
+    peak_kib = int(done.stderr.split()[-2])  # "VmHWM:  61234 kB": the child's peak resident memory
+    assert peak_kib < 150 * 1024, f"peak memory {peak_kib} KiB"
+
+
+def test_lines_are_cut_at_the_limit_whatever_the_chunks() -> None:
+    """The line splitter, over chunk boundaries: a line over the limit is None, the rest intact."""
+    import io
+
+    limit = 10
+    text = b"short\n" + b"y" * 25 + b"\nexact10chr\n" + b"z" * 11 + b"\nlast"
+    assert list(read_lines(io.BytesIO(text), limit)) == [b"short", None, b"exact10chr", None, b"last"]
+    big = b"a" * (MAX_LINE_BYTES + 1) + b"\nok\n" + b"b" * (3 * MAX_LINE_BYTES)
+    assert list(read_lines(io.BytesIO(big))) == [None, b"ok", None]
