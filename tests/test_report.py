@@ -64,9 +64,10 @@ class Log:
         return found
 
 
-def memconfig(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``python -m memconfig ARGS`` as a user runs it; no run may print a traceback."""
+def memconfig(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m memconfig ARGS`` as a user runs it (*env* added); no run may print a traceback."""
     environ = {k: v for k, v in os.environ.items() if not k.upper().startswith("MEMCONFIG_")}
+    environ.update(env or {})
     done = subprocess.run(
         [sys.executable, "-m", "memconfig", *args],
         capture_output=True,
@@ -339,10 +340,40 @@ def test_a_screenshot_is_taken(chromium: Chromium, report: Path, tmp_path: Path)
     assert shot.stat().st_size > 5 * empty.stat().st_size
 
 
+BAD_LOGS = sorted(path.name for path in (ROOT / "tests" / "bad_logs").glob("*.jsonl"))
+
+
+@pytest.mark.parametrize("bad", [*BAD_LOGS, "empty.jsonl"])
+def test_a_page_for_any_log(bad: str, tmp_path: Path) -> None:
+    """Malformed, foreign, binary, cut-off or empty logs still give a page, counting what was not memconfig's."""
+    log = ROOT / "tests" / "bad_logs" / bad
+    if bad == "empty.jsonl":
+        log = tmp_path / bad
+        log.write_bytes(b"")
+    out = tmp_path / "report.html"
+    done = memconfig("audit", str(log), "--html", str(out), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    page = parse(out.read_text(encoding="utf-8"))
+    assert outside_references(page) == []
+    assert bad in page.section_text("inputs")
+
+
+def test_no_secret_in_the_page(tmp_path: Path) -> None:
+    """A log with secrets planted in foreign lines, a cut-off line and unmasked URLs gives a page without them."""
+    planted = ROOT / "tests" / "bad_logs" / "planted-secrets.jsonl"
+    out = tmp_path / "report.html"
+    done = memconfig("audit", str(planted), "--html", str(out), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    page = out.read_text(encoding="utf-8")
+    assert "remote.md" in page and "remote_error" in page  # the event is shown, its URL masked
+    assert "SECRET" not in page + done.stdout + done.stderr
+
+
 def test_the_same_log_gives_the_same_page(log: Log, report: Path, tmp_path: Path) -> None:
-    """Nothing in the page depends on when, where or how often it was made."""
+    """Nothing in the page depends on when, where (folder, time zone, hash seed) or how often it was made."""
     again = tmp_path / "again.html"
-    done = memconfig("audit", str(log.path), "--html", str(again), cwd=tmp_path)
+    other = {"TZ": "Pacific/Kiritimati", "PYTHONHASHSEED": "12345", "LC_ALL": "C"}
+    done = memconfig("audit", str(log.path), "--html", str(again), cwd=tmp_path, env=other)
     assert done.returncode == 0, done.stderr
     assert again.read_bytes() == report.read_bytes()
 
