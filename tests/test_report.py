@@ -300,6 +300,21 @@ def test_version_changes_per_source(dom: _Page, log: Log) -> None:
     assert versions.index(notes[0][:12]) < versions.index(notes[-1][:12])
 
 
+def test_the_prompt_at_a_time(log: Log, tmp_path: Path) -> None:
+    """``--at TIME`` adds what the prompt held then: the render before it, each source with its status and version."""
+    built = [e for e in log.events if e["event"] == "prompt_built"]
+    first = str(built[0]["render_id"])
+    out = tmp_path / "at.html"
+    done = memconfig("audit", str(log.path), "--at", str(built[0]["timestamp"]), "--html", str(out), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    page = parse(out.read_text(encoding="utf-8"))
+    at = page.section_text("at")
+    assert first in at and str(built[0]["sha256"])[:12] in at
+    notes = next(e for e in log.events if e["render_id"] == first and e.get("source") == "memory/notes.md")
+    assert str(notes["sha256"])[:12] in at  # its first version, not the edited one
+    assert "memory/old.md" in at  # still there then
+
+
 def test_the_page_is_self_contained(report: Path) -> None:
     """No script, style sheet, font, image or frame from outside the page; a policy forbids them anyway."""
     page = parse(report.read_text(encoding="utf-8"))
