@@ -18,6 +18,7 @@ import structlog
 from ..events import LEVELS
 from ..exceptions import ConfigError
 from ..sources.redact import mask
+from . import progress
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -150,7 +151,9 @@ def cli_logging(config: Config, args: argparse.Namespace) -> Iterator[None]:
             shown = mask(str(target), config.secret_values)
             raise ConfigError(f"cannot open log file {shown}: {exc.strerror or exc}") from None
     try:
-        configure_cli_logging(log_format, args.log_level or options.level, stream)
+        # On a terminal, lines logged while a progress bar is up are written above it, whole.
+        log_to = progress.log_stream(stream, args) if target is None else stream
+        configure_cli_logging(log_format, args.log_level or options.level, log_to)
         yield
     finally:
         if stream not in (sys.stderr, sys.stderr.buffer):

@@ -48,6 +48,9 @@ def _parser() -> argparse.ArgumentParser:
             metavar="FILE",
             help="the YAML config file ('-': standard input)",
         )
+        sub.add_argument(
+            "-q", "--quiet", action="store_true", help="no progress display on the terminal (the log is unchanged)"
+        )
         if hasattr(module, "add_arguments"):
             module.add_arguments(sub)
         if name in _LOGGED:
