@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections import OrderedDict, deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,6 +80,32 @@ class Filters:
         return {k: v for k, v in given.items() if v}
 
 
+class _Process:
+    """One process's view of its sources: what its next render's prompt holds, and since which render.
+
+    A source's renders are counted when its record is replaced (and at the
+    end), as the renders closed while it was in the prompt: closing a render
+    costs the same whatever the number of sources.
+    """
+
+    __slots__ = ("closed", "entered", "sources")
+
+    def __init__(self) -> None:
+        self.sources: dict[str, SourceAt] = {}
+        self.entered: dict[str, int] = {}  # source: ``closed`` when it went into the prompt
+        self.closed = 0  # renders of this process that finished with a prompt
+
+
+class _Open:
+    """A render begun and not finished: its summary, and its process."""
+
+    __slots__ = ("events", "process", "render")
+
+    def __init__(self, render: RenderSummary, process: _Process) -> None:
+        self.render, self.process = render, process
+        self.events = 0
+
+
 class Aggregator:
     """Feed it each log's lines (:meth:`feed`), then take the :class:`~memconfig.audit.model.Audit` (:meth:`finish`)."""
 
@@ -90,15 +116,16 @@ class Aggregator:
         self.sources: dict[str, SourceSummary] = {}
         self._hashes: dict[str, set[str]] = {}
         self._matches: dict[str, bool] = {}
-        self._open: OrderedDict[str, RenderSummary] = OrderedDict()
-        self._states: OrderedDict[str, dict[str, SourceAt]] = OrderedDict()
+        self._open: OrderedDict[str, _Open] = OrderedDict()
+        self._processes: OrderedDict[str, _Process] = OrderedDict()
+        self._outside = _Process()  # events logged outside any render (``render_id`` null)
         self.renders: deque[RenderSummary] = deque(maxlen=MAX_RENDERS)
         self.renders_total = 0
         self.renders_failed = 0
         self.first_time: str | None = None
         self.last_time: str | None = None
         self._at: tuple[RenderSummary, dict[str, SourceAt]] | None = None
-        self._handlers = {
+        self._handlers: dict[str, Callable[[dict[str, Any], str | None, _Open | None], None]] = {
             "source_loaded": self._loaded,
             "source_skipped": self._skipped,
             "source_stale": self._stale,
@@ -119,8 +146,10 @@ class Aggregator:
         """Fold every line of one log into the audit; *summary* counts its lines and events as they go."""
         self.inputs.append(summary)
         counts = self.counts
-        foreign, malformed, unknown = counts.foreign, counts.malformed, counts.unknown_events
+        foreign, malformed = counts.foreign, counts.malformed
         handlers = self._handlers
+        open_renders = self._open
+        begin = self._begin
         loads, decode_error = orjson.loads, orjson.JSONDecodeError
         since, until = self.filters.since, self.filters.until
         timed = since is not None or until is not None
@@ -143,76 +172,88 @@ class Aggregator:
                     else:
                         malformed[kind] += 1
                     continue
-                if type(found) is not dict:
-                    malformed[kinds.NOT_AN_OBJECT] += 1
-                    continue
-                name = found.get("event")
-                handler = handlers.get(name) if "render_id" in found else None  # type: ignore[arg-type]
+                try:  # one try for the usual case: an object with a known event and a render id
+                    handler = handlers.get(found["event"])
+                    render_id = found["render_id"]
+                except (KeyError, TypeError):
+                    handler = None
                 if handler is None:
-                    if "render_id" in found and type(name) is str:
-                        unknown[name] += 1
-                    else:
-                        foreign[kinds.FOREIGN_JSON] += 1
+                    self._not_an_event(found)
                     continue
                 time = found.get("timestamp")
-                if time is not None and (type(time) is not str or len(time) != 27 or time[-1] != "Z"):
+                if time is not None and (time.__class__ is not str or len(time) != 27 or time[-1] != "Z"):
                     time = canonical_time(time)
                 if timed and time is not None and ((since and time < since) or (until and time > until)):
                     counts.filtered += 1
                     continue
+                current = None
                 try:
-                    handler(found, time)
+                    if render_id is not None:
+                        current = open_renders.get(render_id)
+                        if current is None:
+                            current = begin(render_id, found, time)
+                        current.events += 1  # before the handler: prompt_built closes the render
+                    elif time is not None:
+                        self._seen(time)
+                    handler(found, time, current)
                 except (TypeError, ValueError, AttributeError, KeyError):
                     malformed[kinds.BAD_FIELD] += 1
+                    if current is not None:
+                        current.events -= 1
                     continue
                 events += 1
-                if time is not None:
-                    if self.first_time is None or time < self.first_time:
-                        self.first_time = time
-                    if self.last_time is None or time > self.last_time:
-                        self.last_time = time
         finally:
             counts.lines += number
             counts.events += events
             summary.lines += number
             summary.events += events
 
+    def _seen(self, time: str) -> None:
+        """Widen the span of the logs read to *time* (a render's start and end, an event outside any render)."""
+        if self.first_time is None or time < self.first_time:
+            self.first_time = time
+        if self.last_time is None or time > self.last_time:
+            self.last_time = time
+
+    def _not_an_event(self, found: Any) -> None:
+        """Count a parsed line that is no event this reader knows: not an object, another program's, a newer event."""
+        counts = self.counts
+        if type(found) is not dict:
+            counts.malformed[kinds.NOT_AN_OBJECT] += 1
+            return
+        name = found.get("event")
+        if "render_id" in found and type(name) is str:
+            counts.unknown_events[name] += 1
+        else:
+            counts.foreign[kinds.FOREIGN_JSON] += 1
+
     # -- what each event says --------------------------------------------------------------------
 
-    def _render(self, event: dict[str, Any], time: str | None) -> RenderSummary | None:
-        """The open render *event* belongs to (begun by it if it is the first), or None outside a render."""
-        render_id = event["render_id"]
-        if render_id is None:
-            return None
+    def _begin(self, render_id: Any, event: dict[str, Any], time: str | None) -> _Open:
+        """A render's first event: its summary, tied to its process (the render id's first part)."""
         if type(render_id) is not str:
             raise TypeError("render_id")
-        render = self._open.get(render_id)
-        if render is None:
-            render = self._open[render_id] = RenderSummary(
-                render_id, render_id.rpartition("-")[0], started=time, host=event.get("host"), pid=event.get("pid")
-            )
-            if len(self._open) > MAX_OPEN_RENDERS:
-                self._close(self._open.popitem(last=False)[1])
-        render.events += 1
-        return render
-
-    def _state(self, render: RenderSummary | None) -> dict[str, SourceAt]:
-        """The sources' state in *render*'s process (a render outside a render scope: a process of its own)."""
-        process = render.process if render is not None else ""
-        states = self._states
-        state = states.get(process)
-        if state is None:
-            state = states[process] = {}
-            if len(states) > MAX_PROCESSES:
-                states.popitem(last=False)
+        name = render_id.rpartition("-")[0]
+        processes = self._processes
+        process = processes.get(name)
+        if process is None:
+            process = processes[name] = _Process()
+            if len(processes) > MAX_PROCESSES:
+                self._settle(processes.popitem(last=False)[1])
         else:
-            states.move_to_end(process)
-        return state
+            processes.move_to_end(name)
+        render = RenderSummary(render_id, name, started=time, host=event.get("host"), pid=event.get("pid"))
+        if time is not None:
+            self._seen(time)
+        current = self._open[render_id] = _Open(render, process)
+        if len(self._open) > MAX_OPEN_RENDERS:
+            self._close(self._open.popitem(last=False)[1])
+        return current
 
     def _source(self, event: dict[str, Any]) -> SourceSummary | None:
         """The summary of *event*'s source, or None when ``--source`` leaves it out."""
         key = event["source"]
-        summary = self.sources.get(key)
+        summary = self.sources.get(key)  # an unhashable key raises TypeError: a bad field
         if summary is None:
             if type(key) is not str:
                 raise TypeError("source")
@@ -231,50 +272,90 @@ class Aggregator:
             found = self._matches[key] = any(fnmatch.fnmatchcase(n, p) or p == n for p in patterns for n in names)
         return found
 
-    @staticmethod
-    def _status(summary: SourceSummary, status: str, reason: str | None, detail: str, time: str | None) -> None:
-        if summary.last_status != status or summary.last_reason != reason:
-            summary.status_since = time
-        summary.last_status, summary.last_reason, summary.last_detail = status, reason, detail
-        summary.last_seen = time
-
     def _put(
         self,
-        state: dict[str, SourceAt],
+        current: _Open | None,
         summary: SourceSummary,
+        status: str,
+        reason: str | None,
+        detail: str,
+        sha256: str | None,
+        chars: int | None,
+        time: str | None,
+    ) -> None:
+        """The source's new status, in its summary and in its process's state (kept as is when unchanged)."""
+        if summary.last_status != status or summary.last_reason != reason:
+            summary.status_since = time
+            summary.last_status, summary.last_reason = status, reason
+        summary.last_detail = detail
+        summary.last_seen = time
+        process = current.process if current is not None else self._outside
+        old = process.sources.get(summary.source)
+        if old is None or old.status != status or old.sha256 != sha256 or old.reason != reason:
+            self._enter(process, summary, old, status, reason, sha256, chars, time)
+
+    def _enter(
+        self,
+        process: _Process,
+        summary: SourceSummary,
+        old: SourceAt | None,
         status: str,
         reason: str | None,
         sha256: str | None,
         chars: int | None,
         time: str | None,
     ) -> None:
-        """Record the source's new state in its process, keeping the old record when nothing changed."""
-        old = state.get(summary.source)
-        if old is not None and old.status == status and old.reason == reason and old.sha256 == sha256:
-            return
-        state[summary.source] = SourceAt(summary.source, summary.name, summary.url, status, reason, sha256, chars, time)
+        """A source's state changed in *process*: a new record, and its renders counted while it was in."""
+        key = summary.source
+        if old is not None and old.status in _IN_PROMPT:
+            summary.renders += process.closed - process.entered.pop(key, process.closed)
+        process.sources[key] = SourceAt(key, summary.name, summary.url, status, reason, sha256, chars, time)
+        if status in _IN_PROMPT:
+            process.entered[key] = process.closed
 
-    def _loaded(self, event: dict[str, Any], time: str | None) -> None:
-        sha256 = event.get("sha256")
-        chars = event.get("chars")
-        size = event.get("bytes")
-        if (chars is not None and type(chars) is not int) or (sha256 is not None and type(sha256) is not str):
+    def _settle(self, process: _Process) -> None:
+        """Count the renders each source still in *process*'s prompt was part of (the process is done with)."""
+        sources = self.sources
+        for key, entered in process.entered.items():
+            summary = sources.get(key)
+            if summary is not None:
+                summary.renders += process.closed - entered
+        process.entered = {key: process.closed for key in process.entered}
+
+    def _loaded(self, event: dict[str, Any], time: str | None, current: _Open | None) -> None:
+        # The most frequent line of all: written out in full, with no call on the usual path.
+        get = event.get
+        sha256 = get("sha256")
+        chars = get("chars")
+        if (chars is not None and chars.__class__ is not int) or (sha256 is not None and sha256.__class__ is not str):
             raise TypeError("chars")  # checked first: a bad line changes nothing
-        render = self._render(event, time)
-        if render is not None:
-            render.loaded += 1
-        summary = self._source(event)
+        summary = self.sources.get(event["source"])
+        if summary is None:
+            summary = self._source(event)
+        if current is not None:
+            current.render.loaded += 1
+            process = current.process
+        else:
+            process = self._outside
         if summary is None:
             return
         summary.loads += 1
-        summary.cache[str(event.get("cache"))] += 1
-        if sha256 != summary.sha256 and sha256 is not None:
-            self._changed(summary, str(sha256), chars, size, time, render)
-        summary.sha256, summary.chars, summary.bytes = sha256, chars, size
-        if summary.first_chars is None:
-            summary.first_chars = chars
-        self._status(summary, "loaded", None, "", time)
-        self._put(self._state(render), summary, "loaded", None, sha256, chars, time)
+        cache = get("cache")
+        summary.cache[cache if cache.__class__ is str else str(cache)] += 1
+        summary.last_seen = time
+        if summary.last_status != "loaded":
+            summary.status_since = time
+            summary.last_status, summary.last_reason, summary.last_detail = "loaded", None, ""
+        if sha256 != summary.sha256 or sha256 is None:  # its size changes with its content, and only then
+            size = get("bytes")
+            if sha256 is not None:
+                self._changed(summary, sha256, chars, size, time, current)
+            if summary.first_chars is None:
+                summary.first_chars = chars
+            summary.sha256, summary.chars, summary.bytes = sha256, chars, size if size.__class__ is int else None
+        old = process.sources.get(summary.source)
+        if old is None or old.status != "loaded" or old.sha256 != sha256:
+            self._enter(process, summary, old, "loaded", None, sha256, chars, time)
 
     def _changed(
         self,
@@ -283,7 +364,7 @@ class Aggregator:
         chars: int | None,
         size: Any,
         time: str | None,
-        render: RenderSummary | None,
+        current: _Open | None,
     ) -> None:
         seen = self._hashes.setdefault(summary.source, set())
         if sha256 not in seen:
@@ -291,21 +372,13 @@ class Aggregator:
             if len(seen) < MAX_HASHES:
                 seen.add(sha256)
         summary.sha256_changed = time
-        summary.changes.append(
-            VersionChange(
-                time,
-                sha256,
-                chars,
-                size if type(size) is int else None,
-                render.render_id if render is not None else None,
-            )
-        )
+        render_id = current.render.render_id if current is not None else None
+        summary.changes.append(VersionChange(time, sha256, chars, size if type(size) is int else None, render_id))
 
-    def _skipped(self, event: dict[str, Any], time: str | None) -> None:
-        render = self._render(event, time)
-        if render is not None:
-            render.skipped += 1
+    def _skipped(self, event: dict[str, Any], time: str | None, current: _Open | None) -> None:
         summary = self._source(event)
+        if current is not None:
+            current.render.skipped += 1
         if summary is None:
             return
         reason = str(event.get("reason"))
@@ -313,72 +386,66 @@ class Aggregator:
         required = event.get("required")
         if type(required) is bool:
             summary.required = required
-        self._status(summary, "skipped", reason, str(event.get("detail") or ""), time)
-        self._put(self._state(render), summary, "skipped", reason, None, None, time)
+        self._put(current, summary, "skipped", reason, str(event.get("detail") or ""), None, None, time)
 
-    def _stale(self, event: dict[str, Any], time: str | None) -> None:
-        render = self._render(event, time)
-        if render is not None:
-            render.stale += 1
+    def _stale(self, event: dict[str, Any], time: str | None, current: _Open | None) -> None:
         summary = self._source(event)
+        if current is not None:
+            current.render.stale += 1
         if summary is None:
             return
         summary.stale += 1
         reason = str(event.get("reason"))
-        self._status(summary, "stale", reason, str(event.get("detail") or ""), time)
         sha256 = event.get("sha256") or summary.sha256
-        self._put(self._state(render), summary, "stale", reason, sha256, summary.chars, time)
+        detail = str(event.get("detail") or "")
+        self._put(current, summary, "stale", reason, detail, sha256, summary.chars, time)
 
-    def _retried(self, event: dict[str, Any], time: str | None) -> None:
-        self._render(event, time)
+    def _retried(self, event: dict[str, Any], time: str | None, current: _Open | None) -> None:
         summary = self._source(event)
         if summary is not None:
             summary.retries += 1
 
-    def _dropped(self, event: dict[str, Any], time: str | None) -> None:
-        render = self._render(event, time)
-        if render is not None:
-            render.dropped += 1
+    def _dropped(self, event: dict[str, Any], time: str | None, current: _Open | None) -> None:
         summary = self._source(event)
+        if current is not None:
+            current.render.dropped += 1
         if summary is None:
             return
         reason = str(event.get("reason"))
         summary.drops[reason] += 1
-        self._status(summary, "dropped", reason, str(event.get("detail") or ""), time)
-        self._put(self._state(render), summary, "dropped", reason, summary.sha256, summary.chars, time)
+        detail = str(event.get("detail") or "")
+        self._put(current, summary, "dropped", reason, detail, summary.sha256, summary.chars, time)
 
-    def _truncated(self, event: dict[str, Any], time: str | None) -> None:
-        render = self._render(event, time)
-        if render is not None:
-            render.truncated += 1
+    def _truncated(self, event: dict[str, Any], time: str | None, current: _Open | None) -> None:
         summary = self._source(event)
+        if current is not None:
+            current.render.truncated += 1
         if summary is not None:
             summary.truncations += 1
 
-    def _escaped(self, event: dict[str, Any], time: str | None) -> None:
-        render = self._render(event, time)
-        if render is not None:
-            render.escaped += 1
+    def _escaped(self, event: dict[str, Any], time: str | None, current: _Open | None) -> None:
         summary = self._source(event)
+        if current is not None:
+            current.render.escaped += 1
         if summary is not None:
             summary.escapes += 1
 
-    def _expanded(self, event: dict[str, Any], time: str | None) -> None:
-        self._render(event, time)
+    def _expanded(self, event: dict[str, Any], time: str | None, current: _Open | None) -> None:
+        return None
 
-    def _built(self, event: dict[str, Any], time: str | None) -> None:
-        render = self._finishing(event, time)
-        if render is None:
+    def _built(self, event: dict[str, Any], time: str | None, current: _Open | None) -> None:
+        if current is None:
             return
+        render = self._finishing(event, time, current)
         render.sha256 = event.get("sha256")
         render.chars = event.get("chars")
         render.cache_hits = int(event.get("cache_hits") or 0)
-        self._close(render, self._state(render))
+        self._close(current)
 
-    def _failed(self, event: dict[str, Any], time: str | None) -> None:
-        render = self._finishing(event, time)
-        if render is None:
+    def _failed(self, event: dict[str, Any], time: str | None, current: _Open | None) -> None:
+        if current is None:
             return
+        render = self._finishing(event, time, current)
         render.failed = True
         for failure in event.get("failures") or ():
             if type(failure) is dict:
@@ -387,18 +454,16 @@ class Aggregator:
                         str(failure.get("source")), str(failure.get("reason")), str(failure.get("detail") or "")
                     )
                 )
-        self._close(render, self._state(render))
+        self._close(current)
 
-    def _finishing(self, event: dict[str, Any], time: str | None) -> RenderSummary | None:
-        render = self._render(event, time)
-        if render is None:
-            return None
+    def _finishing(self, event: dict[str, Any], time: str | None, current: _Open) -> RenderSummary:
+        render = current.render
         self._open.pop(render.render_id, None)
         schema = event.get("schema")
         if type(schema) is int:
             render.schema = schema
             if schema > SCHEMA_VERSION:
-                self.counts.newer_schema += render.events
+                self.counts.newer_schema += current.events
         render.finished = True
         render.time = time
         render.duration_ms = event.get("duration_ms")
@@ -408,25 +473,25 @@ class Aggregator:
             render.host, render.pid = event.get("host"), event.get("pid")
         return render
 
-    def _close(self, render: RenderSummary, state: dict[str, SourceAt] | None = None) -> None:
-        """A render is over: list it, count it in its sources, and keep it if it answers ``--at``."""
+    def _close(self, current: _Open) -> None:
+        """A render is over: list it, count it for its process's sources, keep it if it answers ``--at``."""
+        render = current.render
+        render.events = current.events
+        if render.time is not None:
+            self._seen(render.time)
         self.renders.append(render)
         self.renders_total += 1
         if render.failed:
             self.renders_failed += 1
-        if state is None or render.failed:
+        if not render.finished or render.failed:
             return
-        sources = self.sources
-        for record in state.values():
-            if record.status in _IN_PROMPT:
-                summary = sources.get(record.source)
-                if summary is not None:
-                    summary.renders += 1
+        process = current.process
+        process.closed += 1
         at = self.filters.at
         if at is not None and render.time is not None and render.time <= at:
             best = self._at
             if best is None or (best[0].time or "") <= render.time:
-                self._at = (render, dict(state))
+                self._at = (render, dict(process.sources))
 
     # -- the result ------------------------------------------------------------------------------
 
@@ -434,6 +499,8 @@ class Aggregator:
         """The audit of everything fed; renders never finished are listed as such."""
         while self._open:
             self._close(self._open.popitem(last=False)[1])
+        for process in (*self._processes.values(), self._outside):
+            self._settle(process)
         filters = self.filters
         for summary in self.sources.values():  # memconfig masks before it logs; a log from elsewhere may not have
             summary.url, summary.last_detail = redact_url(summary.url), redact_url(summary.last_detail)
