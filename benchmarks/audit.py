@@ -164,13 +164,13 @@ def bare_in_memory(lines: list[bytes]) -> float:
 
 def audit_once(path: Path) -> tuple[float, Any]:
     from memconfig.audit.aggregate import Aggregator
-    from memconfig.audit.inputs import read_lines
+    from memconfig.audit.inputs import line_pieces
     from memconfig.audit.model import InputSummary
 
     started = time.perf_counter()
     aggregator = Aggregator()
     with open(path, "rb") as stream:
-        aggregator.feed(read_lines(stream), InputSummary(str(path)))
+        aggregator.feed(line_pieces(stream), InputSummary(str(path)))
     found = aggregator.finish()
     return time.perf_counter() - started, found
 

@@ -32,8 +32,8 @@ from servers import Bucket, WebServer
 
 from memconfig import Pipeline
 from memconfig.audit.aggregate import Aggregator
-from memconfig.audit.inputs import MAX_LINE_BYTES, read_lines
-from memconfig.audit.model import InputSummary
+from memconfig.audit.inputs import MAX_LINE_BYTES, line_pieces
+from memconfig.audit.model import InputSummary, LineCounts
 from memconfig.cli import main
 from memconfig.cli.logs import configure_cli_logging
 from memconfig.config import Config
@@ -417,7 +417,7 @@ def test_renders_from_many_threads_are_told_apart(tmp_path: Path) -> None:
     structlog.reset_defaults()
     aggregator = Aggregator()
     with open(log, "rb") as stream:
-        aggregator.feed(read_lines(stream), InputSummary(str(log)))
+        aggregator.feed(line_pieces(stream), InputSummary(str(log)))
     result = aggregator.finish()
     assert result.renders_total == 24
     assert all(r.finished and r.loaded == 5 and r.events == 6 and r.sources_loaded == 5 for r in result.renders)
@@ -440,7 +440,7 @@ def test_an_unchanged_turn_still_counts_its_sources(tmp_path: Path) -> None:
     assert sum(e["event"] == "source_loaded" for e in events) == 1  # logged once
     aggregator = Aggregator()
     with open(log, "rb") as stream:
-        aggregator.feed(read_lines(stream), InputSummary(str(log)))
+        aggregator.feed(line_pieces(stream), InputSummary(str(log)))
     sources = {s.source: s for s in aggregator.finish().sources}
     assert sources["a.md"].renders == 4 and sources["a.md"].loads == 1
     assert sources["gone.md"].skips == {"not_found": 1} and sources["gone.md"].renders == 0
@@ -518,12 +518,17 @@ def test_a_50_mb_line_is_cut_off_in_bounded_memory(history: History, tmp_path: P
     assert peak_kib < 150 * 1024, f"peak memory {peak_kib} KiB"
 
 
-def test_lines_are_cut_at_the_limit_whatever_the_chunks() -> None:
-    """The line splitter, over chunk boundaries: a line over the limit is None, the rest intact."""
+def test_lines_are_cut_at_the_limit() -> None:
+    """A line over the limit is one ``too_long`` line, whatever its length; one of exactly the limit is read."""
     import io
 
-    limit = 10
-    text = b"short\n" + b"y" * 25 + b"\nexact10chr\n" + b"z" * 11 + b"\nlast"
-    assert list(read_lines(io.BytesIO(text), limit)) == [b"short", None, b"exact10chr", None, b"last"]
-    big = b"a" * (MAX_LINE_BYTES + 1) + b"\nok\n" + b"b" * (3 * MAX_LINE_BYTES)
-    assert list(read_lines(io.BytesIO(big))) == [None, b"ok", None]
+    def counts(data: bytes, limit: int) -> LineCounts:
+        aggregator = Aggregator()
+        aggregator.feed(line_pieces(io.BytesIO(data), limit), InputSummary("x"), limit)
+        return aggregator.counts
+
+    small = counts(b'{"a":1}\n' + b"y" * 25 + b"\n[1,2,3,45]\n" + b"z" * 11 + b'\n{"b":2}', 10)
+    assert small.lines == 5 and small.malformed == {"too_long": 2, "not_an_object": 1}
+    assert small.foreign == {"json": 2}
+    big = counts(b"a" * (MAX_LINE_BYTES + 1) + b'\n{"x":1}\n' + b"b" * (3 * MAX_LINE_BYTES), MAX_LINE_BYTES)
+    assert big.lines == 3 and big.malformed == {"too_long": 2} and big.foreign == {"json": 1}

@@ -16,6 +16,7 @@ matching of ``--source`` patterns remembered per source.
 from __future__ import annotations
 
 import fnmatch
+import gc
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ import orjson
 from ..events import EVENTS, SCHEMA_VERSION
 from ..sources.redact import redact_url
 from . import lines as kinds
+from .inputs import MAX_LINE_BYTES
 from .model import (
     MAX_RENDERS,
     Audit,
@@ -142,8 +144,11 @@ class Aggregator:
 
     # -- the pass --------------------------------------------------------------------------------
 
-    def feed(self, lines: Iterable[bytes | None], summary: InputSummary) -> None:
-        """Fold every line of one log into the audit; *summary* counts its lines and events as they go."""
+    def feed(self, pieces: Iterable[bytes], summary: InputSummary, limit: int = MAX_LINE_BYTES) -> None:
+        """Fold every line of one log into the audit; *summary* counts its lines and events as they go.
+
+        *pieces* are its lines as :func:`~memconfig.audit.inputs.line_pieces` gives them (for *limit*).
+        """
         self.inputs.append(summary)
         counts = self.counts
         foreign, malformed = counts.foreign, counts.malformed
@@ -154,12 +159,21 @@ class Aggregator:
         since, until = self.filters.since, self.filters.until
         timed = since is not None or until is not None
         number = events = 0
+        skipping = False  # inside a line over the limit
+        collecting = gc.isenabled()
+        gc.disable()  # a million parsed dicts, none kept in a cycle: the collector would only walk the model, often
         try:
-            for line in lines:
+            for line in pieces:
+                if skipping or len(line) > limit:
+                    if skipping:  # a later piece of a line too long: its end, or more of it
+                        skipping = line[-1] != 10
+                        continue
+                    if line[-1] != 10:  # limit + 1 bytes and no newline: the first piece of a line too long
+                        number += 1
+                        malformed[kinds.TOO_LONG] += 1
+                        skipping = True
+                        continue
                 number += 1
-                if line is None:
-                    malformed[kinds.TOO_LONG] += 1
-                    continue
                 try:
                     found = loads(line)
                 except decode_error:
@@ -203,6 +217,8 @@ class Aggregator:
                     continue
                 events += 1
         finally:
+            if collecting:
+                gc.enable()
             counts.lines += number
             counts.events += events
             summary.lines += number

@@ -2,9 +2,8 @@
 
 Compression comes from the name (``.gz``, ``.bz2``, ``.xz``, ``.zst``), as
 fsspec infers it; standard input is sniffed for gzip's magic number instead.
-A line is read in chunks and never held past :data:`MAX_LINE_BYTES`: a longer
-one is skipped to its end and given as ``None`` (counted as ``too_long``), so
-a 50 MB line costs what a 1 MiB one does.
+A line is never held past :data:`MAX_LINE_BYTES`: a longer one is skipped to
+its end (counted as ``too_long``), so a 50 MB line costs what a 1 MiB one does.
 
 A log that is not there, or a glob matching nothing, is a usage error (exit
 2, naming it); a log that cannot be read (no permission, a corrupt archive, a
@@ -15,6 +14,8 @@ Names and errors are shown with credentials masked.
 from __future__ import annotations
 
 import contextlib
+import functools
+import io
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,12 +24,12 @@ from typing import IO, Any
 from ..exceptions import ConfigError
 from ..sources.redact import Redactor, redact_url
 
-__all__ = ["CHUNK_BYTES", "MAX_LINE_BYTES", "STDIN", "LogInput", "log_inputs", "read_lines"]
+__all__ = ["CHUNK_BYTES", "MAX_LINE_BYTES", "STDIN", "LogInput", "line_pieces", "log_inputs"]
 
 STDIN = "-"
 #: The longest line read as a line; a longer one is counted as ``too_long`` and skipped.
 MAX_LINE_BYTES = 1 << 20
-#: How much is read at once.
+#: The read buffer's size.
 CHUNK_BYTES = 1 << 18
 _GLOB_CHARS = frozenset("*?[")
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -103,12 +104,15 @@ def _expand(name: str, storage: Mapping[str, Mapping[str, Any]], secrets: Sequen
 
 def _opener(fs: Any, path: str) -> Callable[[], contextlib.AbstractContextManager[IO[bytes]]]:
     from fsspec.compression import compr
+    from fsspec.implementations.local import LocalFileSystem
     from fsspec.utils import infer_compression
+
+    local = isinstance(fs, LocalFileSystem)
 
     @contextlib.contextmanager
     def open_log() -> Iterator[IO[bytes]]:
         compression = infer_compression(path)
-        with fs.open(path, "rb") as raw:
+        with open(path, "rb") if local else fs.open(path, "rb") as raw:  # a local file: Python's own, buffered in C
             if compression is None:
                 yield raw
                 return
@@ -138,40 +142,14 @@ def _reason(exc: BaseException) -> str:
     return " ".join(str(text).split())
 
 
-def read_lines(stream: IO[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[bytes | None]:
-    """*stream*'s lines without their ``\\n``; ``None`` for a line over *limit* bytes (read to its end, not kept).
+def line_pieces(stream: IO[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[bytes]:
+    """*stream*'s lines, each with its ``\\n`` (the last may have none), read by C code with no line over *limit*.
 
-    The last line is given even without a newline (a log cut short: the
-    reader counts it as truncated if it is not whole JSON).
+    A line of more than *limit* bytes comes as several pieces, each but the
+    last exactly ``limit + 1`` bytes long with no ``\\n`` at the end: the reader
+    counts the first as ``too_long`` and skips the others, so no line is ever
+    held whole. (``readline`` with a size, called by ``iter``: no Python frame
+    per line, which is most of what a line costs besides parsing it.)
     """
-    read = stream.read
-    carry = b""
-    skipping = False
-    while True:
-        chunk = read(CHUNK_BYTES)
-        if not chunk:
-            break
-        parts: list[bytes | None] = chunk.split(b"\n")  # type: ignore[assignment]
-        last: bytes = parts.pop()  # type: ignore[assignment]
-        if parts:
-            if skipping:
-                parts[0] = None
-                skipping = False
-            elif carry:
-                whole = carry + parts[0]  # type: ignore[operator]
-                parts[0] = whole if len(whole) <= limit else None
-            if limit < CHUNK_BYTES:  # only then can a line inside one chunk be over the limit
-                for i, part in enumerate(parts):
-                    if part is not None and len(part) > limit:
-                        parts[i] = None
-            yield from parts
-            carry = last
-        elif not skipping:
-            carry += last
-        if len(carry) > limit:
-            skipping = True
-            carry = b""
-    if skipping:
-        yield None
-    elif carry:
-        yield carry
+    reader = stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(stream, CHUNK_BYTES)  # type: ignore[type-var]
+    return iter(functools.partial(reader.readline, limit + 1), b"")

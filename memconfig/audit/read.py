@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from .aggregate import Aggregator, Filters
-from .inputs import LogInput, read_lines
+from .inputs import LogInput, line_pieces
 from .model import Audit, InputSummary
 
 __all__ = ["read_audit"]
@@ -31,7 +31,7 @@ def read_audit(
         summary = InputSummary(log.name)
         try:
             with log.open() as stream:
-                aggregator.feed(read_lines(stream), summary)
+                aggregator.feed(line_pieces(stream), summary)
         except Exception as exc:  # any library's error while reading: reported, the other logs still read
             if summary not in aggregator.inputs:
                 aggregator.inputs.append(summary)
