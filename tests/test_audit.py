@@ -364,6 +364,10 @@ def test_a_log_over_http(history: History, web: WebServer, capsys: pytest.Captur
     run = audit(capsys, url, "--format", "json")
     assert run.code == 0, run.err
     assert run.json()["renders_total"] == 5 and run.json()["inputs"][0]["name"] == url
+    signed = f"{url}?X-Amz-Signature=planted-signature-value&part=1"  # a "?" that is no glob; a query to mask
+    run = audit(capsys, signed, "--format", "json")
+    assert run.code == 0 and run.json()["renders_total"] == 5
+    assert "planted-signature-value" not in run.out + run.err and "X-Amz-Signature=***" in run.out
     missing = audit(capsys, web.url("logs/gone.jsonl"))
     assert missing.code == 2 and "no such log" in missing.err
 

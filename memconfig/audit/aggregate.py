@@ -19,7 +19,7 @@ import fnmatch
 import gc
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import orjson
@@ -98,14 +98,32 @@ class _Process:
         self.closed = 0  # renders of this process that finished with a prompt
 
 
-class _Open:
-    """A render begun and not finished: its summary, and its process."""
+#: A render begun and not yet listed is a plain list: :class:`RenderSummary`'s fields in order, then its
+#: process. Most renders are never shown (only the latest :data:`MAX_RENDERS` are), and a list costs a
+#: tenth of a dataclass to make: the summaries are made at the end, for the renders kept.
+_FIELDS = tuple(f.name for f in fields(RenderSummary))
+_COUNTS = frozenset(
+    {"sources_loaded", "sources_skipped", "loaded", "skipped", "stale", "dropped", "truncated", "escaped"}
+    | {"cache_hits", "events"}
+)
+_TEMPLATE: list[Any] = [
+    False if name in ("failed", "finished") else () if name == "failures" else 0 if name in _COUNTS else None
+    for name in _FIELDS
+]
+(
+    _ID, _PROCESS_NAME, _TIME, _STARTED, _HOST, _PID, _FAILED, _FINISHED, _SCHEMA, _SHA256, _CHARS, _DURATION,
+    _SOURCES_LOADED, _SOURCES_SKIPPED, _LOADED, _SKIPPED, _STALE, _DROPPED, _TRUNCATED, _ESCAPED, _CACHE_HITS,
+    _FAILURES, _EVENTS,
+) = range(len(_FIELDS))  # fmt: skip
+assert _FIELDS[_EVENTS] == "events" and _FIELDS[_ID] == "render_id", "the indices follow RenderSummary's fields"
+_PROCESS = len(_FIELDS)
 
-    __slots__ = ("events", "process", "render")
 
-    def __init__(self, render: RenderSummary, process: _Process) -> None:
-        self.render, self.process = render, process
-        self.events = 0
+def _summary(record: list[Any]) -> RenderSummary:
+    """The model's summary of a render's record."""
+    summary = RenderSummary(*record[:_PROCESS])
+    summary.failures = list(summary.failures)
+    return summary
 
 
 class Aggregator:
@@ -118,16 +136,16 @@ class Aggregator:
         self.sources: dict[str, SourceSummary] = {}
         self._hashes: dict[str, set[str]] = {}
         self._matches: dict[str, bool] = {}
-        self._open: OrderedDict[str, _Open] = OrderedDict()
+        self._open: OrderedDict[str, list[Any]] = OrderedDict()
         self._processes: OrderedDict[str, _Process] = OrderedDict()
         self._outside = _Process()  # events logged outside any render (``render_id`` null)
-        self.renders: deque[RenderSummary] = deque(maxlen=MAX_RENDERS)
+        self.renders: deque[list[Any]] = deque(maxlen=MAX_RENDERS)  # records, made summaries by finish
         self.renders_total = 0
         self.renders_failed = 0
         self.first_time: str | None = None
         self.last_time: str | None = None
-        self._at: tuple[RenderSummary, dict[str, SourceAt]] | None = None
-        self._handlers: dict[str, Callable[[dict[str, Any], str | None, _Open | None], None]] = {
+        self._at: tuple[list[Any], dict[str, SourceAt]] | None = None
+        self._handlers: dict[str, Callable[[dict[str, Any], str | None, list[Any] | None], None]] = {
             "source_loaded": self._loaded,
             "source_skipped": self._skipped,
             "source_stale": self._stale,
@@ -158,22 +176,19 @@ class Aggregator:
         loads, decode_error = orjson.loads, orjson.JSONDecodeError
         since, until = self.filters.since, self.filters.until
         timed = since is not None or until is not None
-        number = events = 0
-        skipping = False  # inside a line over the limit
+        number = 0
+        others = self._not_events()  # events are the lines that are not counted as something else
+        lines = iter(pieces)
         collecting = gc.isenabled()
         gc.disable()  # a million parsed dicts, none kept in a cycle: the collector would only walk the model, often
         try:
-            for line in pieces:
-                if skipping or len(line) > limit:
-                    if skipping:  # a later piece of a line too long: its end, or more of it
-                        skipping = line[-1] != 10
-                        continue
-                    if line[-1] != 10:  # limit + 1 bytes and no newline: the first piece of a line too long
-                        number += 1
-                        malformed[kinds.TOO_LONG] += 1
-                        skipping = True
-                        continue
-                number += 1
+            for number, line in enumerate(lines, 1):  # noqa: B007 (number is read after the loop)
+                if len(line) > limit and line[-1] != 10:  # limit + 1 bytes, no newline: a line too long begins
+                    malformed[kinds.TOO_LONG] += 1
+                    for rest in lines:  # its other pieces, not counted as lines, up to its end
+                        if rest[-1] == 10:
+                            break
+                    continue
                 try:
                     found = loads(line)
                 except decode_error:
@@ -206,23 +221,28 @@ class Aggregator:
                         current = open_renders.get(render_id)
                         if current is None:
                             current = begin(render_id, found, time)
-                        current.events += 1  # before the handler: prompt_built closes the render
+                        current[_EVENTS] += 1  # before the handler: prompt_built closes the render
                     elif time is not None:
                         self._seen(time)
                     handler(found, time, current)
                 except (TypeError, ValueError, AttributeError, KeyError):
                     malformed[kinds.BAD_FIELD] += 1
                     if current is not None:
-                        current.events -= 1
-                    continue
-                events += 1
+                        current[_EVENTS] -= 1
         finally:
             if collecting:
                 gc.enable()
+            events = number - (self._not_events() - others)
             counts.lines += number
             counts.events += events
             summary.lines += number
             summary.events += events
+
+    def _not_events(self) -> int:
+        """Lines counted so far as anything but an event."""
+        c = self.counts
+        others = c.blank + c.filtered + sum(c.foreign.values()) + sum(c.malformed.values())
+        return others + sum(c.unknown_events.values())
 
     def _seen(self, time: str) -> None:
         """Widen the span of the logs read to *time* (a render's start and end, an event outside any render)."""
@@ -245,7 +265,7 @@ class Aggregator:
 
     # -- what each event says --------------------------------------------------------------------
 
-    def _begin(self, render_id: Any, event: dict[str, Any], time: str | None) -> _Open:
+    def _begin(self, render_id: Any, event: dict[str, Any], time: str | None) -> list[Any]:
         """A render's first event: its summary, tied to its process (the render id's first part)."""
         if type(render_id) is not str:
             raise TypeError("render_id")
@@ -258,10 +278,13 @@ class Aggregator:
                 self._settle(processes.popitem(last=False)[1])
         else:
             processes.move_to_end(name)
-        render = RenderSummary(render_id, name, started=time, host=event.get("host"), pid=event.get("pid"))
+        current = _TEMPLATE.copy()
+        current[_ID], current[_PROCESS_NAME], current[_STARTED] = render_id, name, time
+        current[_HOST], current[_PID] = event.get("host"), event.get("pid")
+        current.append(process)
         if time is not None:
             self._seen(time)
-        current = self._open[render_id] = _Open(render, process)
+        self._open[render_id] = current
         if len(self._open) > MAX_OPEN_RENDERS:
             self._close(self._open.popitem(last=False)[1])
         return current
@@ -290,7 +313,7 @@ class Aggregator:
 
     def _put(
         self,
-        current: _Open | None,
+        current: list[Any] | None,
         summary: SourceSummary,
         status: str,
         reason: str | None,
@@ -305,7 +328,7 @@ class Aggregator:
             summary.last_status, summary.last_reason = status, reason
         summary.last_detail = detail
         summary.last_seen = time
-        process = current.process if current is not None else self._outside
+        process = current[_PROCESS] if current is not None else self._outside
         old = process.sources.get(summary.source)
         if old is None or old.status != status or old.sha256 != sha256 or old.reason != reason:
             self._enter(process, summary, old, status, reason, sha256, chars, time)
@@ -338,7 +361,7 @@ class Aggregator:
                 summary.renders += process.closed - entered
         process.entered = {key: process.closed for key in process.entered}
 
-    def _loaded(self, event: dict[str, Any], time: str | None, current: _Open | None) -> None:
+    def _loaded(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
         # The most frequent line of all: written out in full, with no call on the usual path.
         get = event.get
         sha256 = get("sha256")
@@ -349,8 +372,8 @@ class Aggregator:
         if summary is None:
             summary = self._source(event)
         if current is not None:
-            current.render.loaded += 1
-            process = current.process
+            current[_LOADED] += 1
+            process = current[_PROCESS]
         else:
             process = self._outside
         if summary is None:
@@ -380,7 +403,7 @@ class Aggregator:
         chars: int | None,
         size: Any,
         time: str | None,
-        current: _Open | None,
+        current: list[Any] | None,
     ) -> None:
         seen = self._hashes.setdefault(summary.source, set())
         if sha256 not in seen:
@@ -388,13 +411,13 @@ class Aggregator:
             if len(seen) < MAX_HASHES:
                 seen.add(sha256)
         summary.sha256_changed = time
-        render_id = current.render.render_id if current is not None else None
+        render_id = current[_ID] if current is not None else None
         summary.changes.append(VersionChange(time, sha256, chars, size if type(size) is int else None, render_id))
 
-    def _skipped(self, event: dict[str, Any], time: str | None, current: _Open | None) -> None:
+    def _skipped(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
         summary = self._source(event)
         if current is not None:
-            current.render.skipped += 1
+            current[_SKIPPED] += 1
         if summary is None:
             return
         reason = str(event.get("reason"))
@@ -404,10 +427,10 @@ class Aggregator:
             summary.required = required
         self._put(current, summary, "skipped", reason, str(event.get("detail") or ""), None, None, time)
 
-    def _stale(self, event: dict[str, Any], time: str | None, current: _Open | None) -> None:
+    def _stale(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
         summary = self._source(event)
         if current is not None:
-            current.render.stale += 1
+            current[_STALE] += 1
         if summary is None:
             return
         summary.stale += 1
@@ -416,15 +439,15 @@ class Aggregator:
         detail = str(event.get("detail") or "")
         self._put(current, summary, "stale", reason, detail, sha256, summary.chars, time)
 
-    def _retried(self, event: dict[str, Any], time: str | None, current: _Open | None) -> None:
+    def _retried(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
         summary = self._source(event)
         if summary is not None:
             summary.retries += 1
 
-    def _dropped(self, event: dict[str, Any], time: str | None, current: _Open | None) -> None:
+    def _dropped(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
         summary = self._source(event)
         if current is not None:
-            current.render.dropped += 1
+            current[_DROPPED] += 1
         if summary is None:
             return
         reason = str(event.get("reason"))
@@ -432,82 +455,79 @@ class Aggregator:
         detail = str(event.get("detail") or "")
         self._put(current, summary, "dropped", reason, detail, summary.sha256, summary.chars, time)
 
-    def _truncated(self, event: dict[str, Any], time: str | None, current: _Open | None) -> None:
+    def _truncated(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
         summary = self._source(event)
         if current is not None:
-            current.render.truncated += 1
+            current[_TRUNCATED] += 1
         if summary is not None:
             summary.truncations += 1
 
-    def _escaped(self, event: dict[str, Any], time: str | None, current: _Open | None) -> None:
+    def _escaped(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
         summary = self._source(event)
         if current is not None:
-            current.render.escaped += 1
+            current[_ESCAPED] += 1
         if summary is not None:
             summary.escapes += 1
 
-    def _expanded(self, event: dict[str, Any], time: str | None, current: _Open | None) -> None:
+    def _expanded(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
         return None
 
-    def _built(self, event: dict[str, Any], time: str | None, current: _Open | None) -> None:
+    def _built(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
         if current is None:
             return
-        render = self._finishing(event, time, current)
-        render.sha256 = event.get("sha256")
-        render.chars = event.get("chars")
-        render.cache_hits = int(event.get("cache_hits") or 0)
+        get = event.get
+        self._finishing(event, time, current)
+        current[_SHA256], current[_CHARS] = get("sha256"), get("chars")
+        current[_CACHE_HITS] = int(get("cache_hits") or 0)
         self._close(current)
 
-    def _failed(self, event: dict[str, Any], time: str | None, current: _Open | None) -> None:
+    def _failed(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
         if current is None:
             return
-        render = self._finishing(event, time, current)
-        render.failed = True
-        for failure in event.get("failures") or ():
-            if type(failure) is dict:
-                render.failures.append(
-                    RenderFailure(
-                        str(failure.get("source")), str(failure.get("reason")), str(failure.get("detail") or "")
-                    )
-                )
+        self._finishing(event, time, current)
+        current[_FAILED] = True
+        current[_FAILURES] = [
+            RenderFailure(str(f.get("source")), str(f.get("reason")), str(f.get("detail") or ""))
+            for f in event.get("failures") or ()
+            if type(f) is dict
+        ]
         self._close(current)
 
-    def _finishing(self, event: dict[str, Any], time: str | None, current: _Open) -> RenderSummary:
-        render = current.render
-        self._open.pop(render.render_id, None)
-        schema = event.get("schema")
+    def _finishing(self, event: dict[str, Any], time: str | None, current: list[Any]) -> None:
+        get = event.get
+        self._open.pop(current[_ID], None)
+        schema = get("schema")
         if type(schema) is int:
-            render.schema = schema
+            current[_SCHEMA] = schema
             if schema > SCHEMA_VERSION:
-                self.counts.newer_schema += current.events
-        render.finished = True
-        render.time = time
-        render.duration_ms = event.get("duration_ms")
-        render.sources_loaded = int(event.get("sources_loaded") or 0)
-        render.sources_skipped = int(event.get("sources_skipped") or 0)
-        if render.host is None:
-            render.host, render.pid = event.get("host"), event.get("pid")
-        return render
+                self.counts.newer_schema += current[_EVENTS]
+        current[_FINISHED] = True
+        current[_TIME] = time
+        current[_DURATION] = get("duration_ms")
+        current[_SOURCES_LOADED] = int(get("sources_loaded") or 0)
+        current[_SOURCES_SKIPPED] = int(get("sources_skipped") or 0)
+        if current[_HOST] is None:
+            current[_HOST], current[_PID] = get("host"), get("pid")
 
-    def _close(self, current: _Open) -> None:
+    def _close(self, current: list[Any]) -> None:
         """A render is over: list it, count it for its process's sources, keep it if it answers ``--at``."""
-        render = current.render
-        render.events = current.events
-        if render.time is not None:
-            self._seen(render.time)
-        self.renders.append(render)
+        time = current[_TIME]
+        if time is not None:
+            self._seen(time)
+        self.renders.append(current)
         self.renders_total += 1
-        if render.failed:
+        if current[_FAILED]:
             self.renders_failed += 1
-        if not render.finished or render.failed:
             return
-        process = current.process
+        if not current[_FINISHED]:
+            return
+        process = current[_PROCESS]
         process.closed += 1
         at = self.filters.at
-        if at is not None and render.time is not None and render.time <= at:
+        if at is not None and time is not None and time <= at:
             best = self._at
-            if best is None or (best[0].time or "") <= render.time:
-                self._at = (render, dict(process.sources))
+            if best is None or (best[0][_TIME] or "") <= time:
+                self._at = (current, dict(process.sources))
 
     # -- the result ------------------------------------------------------------------------------
 
@@ -520,14 +540,15 @@ class Aggregator:
         filters = self.filters
         for summary in self.sources.values():  # memconfig masks before it logs; a log from elsewhere may not have
             summary.url, summary.last_detail = redact_url(summary.url), redact_url(summary.last_detail)
-        for render in self.renders:
+        listed = [_summary(record) for record in self.renders]
+        for render in listed:
             for failure in render.failures:
                 failure.detail = redact_url(failure.detail)
         sources = sorted(self.sources.values(), key=lambda s: s.source)
         if filters.reasons:
             wanted = set(filters.reasons)
             sources = [s for s in sources if wanted & (set(s.skips) | set(s.drops)) or s.last_reason in wanted]
-        renders = sorted(self.renders, key=lambda r: (r.time or r.started or "", r.render_id))
+        renders = sorted(listed, key=lambda r: (r.time or r.started or "", r.render_id))
         statuses = set(filters.statuses)
         if statuses:
             if "failed" in statuses:
@@ -542,7 +563,8 @@ class Aggregator:
             if self._at is None:
                 at = PromptAt(filters.at, None)
             else:
-                render, state = self._at
+                record, state = self._at
+                render = _summary(record)
                 records = sorted((r for r in state.values() if r.source in shown), key=lambda r: r.source)
                 at = PromptAt(filters.at, render, records)
         return Audit(

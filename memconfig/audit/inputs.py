@@ -32,6 +32,7 @@ MAX_LINE_BYTES = 1 << 20
 #: The read buffer's size.
 CHUNK_BYTES = 1 << 18
 _GLOB_CHARS = frozenset("*?[")
+_NO_GLOB = frozenset({"http", "https"})  # a URL's "?" begins its query (a signed URL's), not a pattern
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -74,7 +75,7 @@ def _expand(name: str, storage: Mapping[str, Mapping[str, Any]], secrets: Sequen
     label = shown(name)
     try:
         fs, path = url_to_fs(name, **options)
-        if any(c in _GLOB_CHARS for c in path):
+        if protocol not in _NO_GLOB and any(c in _GLOB_CHARS for c in path):
             paths = sorted(p for p in fs.glob(path) if not fs.isdir(p))
             if not paths:
                 raise ConfigError(f"no log matches {label}")
