@@ -228,6 +228,12 @@ def test_at_a_time_gives_what_the_prompt_held(history: History, capsys: pytest.C
     assert held["AGENTS.md"]["sha256"] == history.sha(1, "AGENTS.md") and held["AGENTS.md"]["in_prompt"]
     assert held["notes.md"]["in_prompt"] and held["notes.md"]["sha256"] == history.sha(1, "notes.md")
     assert not held["missing.md"]["in_prompt"] and held["missing.md"]["reason"] == "not_found"
+    first_load = next(e["timestamp"] for e in history.runs[0] if e.get("source") == "notes.md")
+    assert held["notes.md"]["since"] == first_load  # since its version first appeared, not since the last run
+    edited = next(e["timestamp"] for e in history.runs[1] if e.get("source") == "AGENTS.md")
+    assert held["AGENTS.md"]["since"] == edited
+    first_skip = next(e["timestamp"] for e in history.runs[0] if e.get("source") == "missing.md")
+    assert held["missing.md"]["since"] == first_skip
     later = audit(capsys, str(history.log), "--at", history.time(2)).out
     assert f"render {history.runs[2][-1]['render_id']}" in later
     row = next(line for line in later.splitlines() if line.startswith("notes.md"))

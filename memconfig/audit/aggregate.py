@@ -134,7 +134,7 @@ class Aggregator:
         self.counts = LineCounts()
         self.inputs: list[InputSummary] = []
         self.sources: dict[str, SourceSummary] = {}
-        self._hashes: dict[str, set[str]] = {}
+        self._hashes: dict[str, dict[str, str | None]] = {}  # source: {sha256: when first seen}
         self._matches: dict[str, bool] = {}
         self._open: OrderedDict[str, list[Any]] = OrderedDict()
         self._processes: OrderedDict[str, _Process] = OrderedDict()
@@ -344,11 +344,17 @@ class Aggregator:
         chars: int | None,
         time: str | None,
     ) -> None:
-        """A source's state changed in *process*: a new record, and its renders counted while it was in."""
+        """A source's state changed in *process*: a new record, and its renders counted while it was in.
+
+        The record's ``since`` is when its version was first seen (in any log),
+        or when its current skip (or drop) began: not when this process said so.
+        """
         key = summary.source
         if old is not None and old.status in _IN_PROMPT:
             summary.renders += process.closed - process.entered.pop(key, process.closed)
-        process.sources[key] = SourceAt(key, summary.name, summary.url, status, reason, sha256, chars, time)
+        held = status in _IN_PROMPT
+        since = self._hashes.get(key, {}).get(sha256 or "", time) if held else summary.status_since
+        process.sources[key] = SourceAt(key, summary.name, summary.url, status, reason, sha256, chars, since)
         if status in _IN_PROMPT:
             process.entered[key] = process.closed
 
@@ -405,11 +411,11 @@ class Aggregator:
         time: str | None,
         current: list[Any] | None,
     ) -> None:
-        seen = self._hashes.setdefault(summary.source, set())
+        seen = self._hashes.setdefault(summary.source, {})
         if sha256 not in seen:
             summary.versions += 1
             if len(seen) < MAX_HASHES:
-                seen.add(sha256)
+                seen[sha256] = time
         summary.sha256_changed = time
         render_id = current[_ID] if current is not None else None
         summary.changes.append(VersionChange(time, sha256, chars, size if type(size) is int else None, render_id))

@@ -157,7 +157,7 @@ class SourceAt:
     sha256: str | None
     chars: int | None
     since: str | None
-    """When it took this status and version."""
+    """When this version was first seen (in the prompt), or when its current skip or drop began (out of it)."""
 
     @property
     def in_prompt(self) -> bool:
