@@ -456,6 +456,29 @@ def test_an_unchanged_turn_still_counts_its_sources(tmp_path: Path) -> None:
     assert sources["gone.md"].skips == {"not_found": 1} and sources["gone.md"].renders == 0
 
 
+def test_a_source_dropped_in_every_render_is_out_since_its_first_drop(tmp_path: Path) -> None:
+    """Over budget in three runs: each loads it and drops it again, and its drop began at the first."""
+    (tmp_path / "small.md").write_text("small\n", encoding="utf-8")
+    (tmp_path / "big.md").write_text("big " * 300 + "\n", encoding="utf-8")
+    config = tmp_path / "memconfig.yaml"
+    formatter = {"budget": {"max_chars": 600, "policy": "drop"}}
+    config.write_text(yaml.safe_dump({"version": 1, "sources": ["small.md", "big.md"], "formatter": formatter}))
+    log = tmp_path / "memconfig.jsonl"
+    for _ in range(3):
+        assert render(config, log).returncode == 0
+    events = events_of(log)
+    drops = [e for e in events if e["event"] == "source_dropped"]
+    assert len(drops) == 3 and {e["source"] for e in drops} == {"big.md"}
+    assert sum(e["event"] == "source_loaded" and e["source"] == "big.md" for e in events) == 3
+    run = audit_process(str(log), "--format", "json")
+    big = by_source(run.json())["big.md"]
+    assert big["last_status"] == "dropped" and big["last_reason"] == "over_budget"
+    assert big["status_since"] == drops[0]["timestamp"]  # not the latest run's drop
+    at = audit_process(str(log), "--format", "json", "--at", events[-1]["timestamp"]).json()["at"]
+    held = {s["source"]: s for s in at["sources"]}
+    assert not held["big.md"]["in_prompt"] and held["big.md"]["since"] == drops[0]["timestamp"]
+
+
 # -- bad input ---------------------------------------------------------------------------------------
 
 

@@ -136,6 +136,9 @@ class Aggregator:
         self.sources: dict[str, SourceSummary] = {}
         self._hashes: dict[str, dict[str, str | None]] = {}  # source: {sha256: when first seen}
         self._matches: dict[str, bool] = {}
+        # source: (render id, status, reason, since) as they were before a load changed them: a source loaded
+        # and then dropped again in the same render stays out since its drop first began
+        self._before_load: dict[str, tuple[str | None, str | None, str | None, str | None]] = {}
         self._open: OrderedDict[str, list[Any]] = OrderedDict()
         self._processes: OrderedDict[str, _Process] = OrderedDict()
         self._outside = _Process()  # events logged outside any render (``render_id`` null)
@@ -324,7 +327,10 @@ class Aggregator:
     ) -> None:
         """The source's new status, in its summary and in its process's state (kept as is when unchanged)."""
         if summary.last_status != status or summary.last_reason != reason:
-            summary.status_since = time
+            before = self._before_load.pop(summary.source, None)
+            render_id = current[_ID] if current is not None else None
+            again = before is not None and render_id is not None and before[:3] == (render_id, status, reason)
+            summary.status_since = before[3] if again and before is not None else time
             summary.last_status, summary.last_reason = status, reason
         summary.last_detail = detail
         summary.last_seen = time
@@ -389,6 +395,12 @@ class Aggregator:
         summary.cache[cache if cache.__class__ is str else str(cache)] += 1
         summary.last_seen = time
         if summary.last_status != "loaded":
+            self._before_load[summary.source] = (
+                current[_ID] if current is not None else None,
+                summary.last_status,
+                summary.last_reason,
+                summary.status_since,
+            )
             summary.status_since = time
             summary.last_status, summary.last_reason, summary.last_detail = "loaded", None, ""
         if sha256 != summary.sha256 or sha256 is None:  # its size changes with its content, and only then
