@@ -290,6 +290,22 @@ def test_charts_are_inline_svg_with_every_prompt_source(dom: _Page, log: Log) ->
     assert all(lane in timeline for lane in ("loaded", "skipped", "stale", "truncated"))
 
 
+def test_a_cut_source_is_drawn_at_the_size_it_kept(report: Path, log: Log) -> None:
+    """big.md is cut by its own max_chars: its bar is the characters left in the prompt, not its size at load."""
+    loaded = [e for e in log.events if e["event"] == "source_loaded" and e["source"] == "memory/big.md"]
+    cut = [e for e in log.events if e["event"] == "source_truncated" and e["source"] == "memory/big.md"]
+    assert cut and loaded[-1]["chars"] > cut[-1]["chars_after"]
+    page = parse(report.read_text(encoding="utf-8"))
+    bar = next(text for text in page.text["share"] if text.startswith("memory/big.md: "))  # the bar's tooltip
+    assert f"{cut[-1]['chars_after']:,} · " in bar and "cut" in bar
+    assert f"{loaded[-1]['chars']:,}" not in bar
+    done = memconfig("audit", str(log.path), "--format", "json", cwd=log.path.parent)
+    big = next(s for s in json.loads(done.stdout)["sources"] if s["source"] == "memory/big.md")
+    assert big["prompt_chars"] == cut[-1]["chars_after"] and big["chars"] == loaded[-1]["chars"]
+    huge = next(s for s in json.loads(done.stdout)["sources"] if s["source"] == "memory/huge.md")
+    assert huge["last_status"] == "dropped" and huge["prompt_chars"] == 0
+
+
 def test_version_changes_per_source(dom: _Page, log: Log) -> None:
     """Each source's versions: short sha256 of each, in the order they came."""
     versions = dom.section_text("versions")

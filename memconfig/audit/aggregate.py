@@ -391,6 +391,7 @@ class Aggregator:
         if summary is None:
             return
         summary.loads += 1
+        summary.prompt_chars = chars
         cache = get("cache")
         summary.cache[cache if cache.__class__ is str else str(cache)] += 1
         summary.last_seen = time
@@ -440,6 +441,7 @@ class Aggregator:
             return
         reason = str(event.get("reason"))
         summary.skips[reason] += 1
+        summary.prompt_chars = 0
         required = event.get("required")
         if type(required) is bool:
             summary.required = required
@@ -470,6 +472,7 @@ class Aggregator:
             return
         reason = str(event.get("reason"))
         summary.drops[reason] += 1
+        summary.prompt_chars = 0
         detail = str(event.get("detail") or "")
         self._put(current, summary, "dropped", reason, detail, summary.sha256, summary.chars, time)
 
@@ -479,6 +482,9 @@ class Aggregator:
             current[_TRUNCATED] += 1
         if summary is not None:
             summary.truncations += 1
+            kept = event.get("chars_after")
+            if type(kept) is int:
+                summary.prompt_chars = kept
 
     def _escaped(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
         summary = self._source(event)

@@ -184,22 +184,22 @@ def _prompt_at(audit: Audit) -> str:
 
 
 def _share(audit: Audit) -> str:
-    """A bar per source in the prompt: its characters at its last load, and its share of all of theirs."""
-    present = [s for s in audit.sources if s.last_status in ("loaded", "stale") and s.chars is not None]
-    present.sort(key=lambda s: (-(s.chars or 0), s.source))
+    """A bar per source in the prompt: the characters it takes there (after any cut), and its share of them all."""
+    present = [s for s in audit.sources if s.last_status in ("loaded", "stale") and _in_prompt(s) is not None]
+    present.sort(key=lambda s: (-(_in_prompt(s) or 0), s.source))
     parts = ['<h2 id="share">How much of the prompt each source takes</h2>']
     if not present:
         parts.append("<p>No source is in the prompt.</p>")
         return "\n".join(parts)
-    bars = [_Bar(s.name or s.source, s.source, s.chars or 0, _bar_kind(s)) for s in present[:MAX_BARS]]
+    bars = [_Bar(s.name or s.source, s.source, _in_prompt(s) or 0, _bar_kind(s)) for s in present[:MAX_BARS]]
     if len(present) > MAX_BARS:
         rest = present[MAX_BARS:]
-        bars.append(_Bar(f"{len(rest)} other sources", "", sum(s.chars or 0 for s in rest), "loaded"))
+        bars.append(_Bar(f"{len(rest)} other sources", "", sum(_in_prompt(s) or 0 for s in rest), "loaded"))
     last = _last_finished(audit.renders)
     block = f"; the last block was {_number(last.chars)} characters" if last is not None and last.chars else ""
     parts.append(
-        f'<p class="meta">characters of each source in the prompt at its last load, and its share of them all'
-        f"{_text(block)}. A source cut by a budget (blue) has less than this in the prompt.</p>"
+        f'<p class="meta">characters each source takes in the prompt (after processing, as of its last load), '
+        f"and its share of them all{_text(block)}. A source cut by a limit or a budget is blue.</p>"
     )
     parts.append(_legend(["loaded", "truncated", "stale"]))
     parts.append(_bar_chart(bars))
@@ -307,8 +307,16 @@ class _Bar:
     kind: str
 
 
+def _in_prompt(source: SourceSummary) -> int | None:
+    """Its characters in the prompt: what processing kept (a log from before ``prompt_chars``: its size)."""
+    return source.prompt_chars if source.prompt_chars is not None else source.chars
+
+
 def _bar_kind(source: SourceSummary) -> str:
-    return "stale" if source.last_status == "stale" else "truncated" if source.truncations else "loaded"
+    if source.last_status == "stale":
+        return "stale"
+    kept = _in_prompt(source)
+    return "truncated" if source.chars is not None and kept is not None and kept < source.chars else "loaded"
 
 
 def _bar_chart(bars: Sequence[_Bar]) -> str:

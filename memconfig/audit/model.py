@@ -78,6 +78,9 @@ class SourceSummary:
     chars: int | None = None
     """Its size now, in characters."""
     bytes: int | None = None
+    prompt_chars: int | None = None
+    """Characters it took in the prompt after processing: :attr:`chars` at its last load, less a cut
+    (``source_truncated``'s ``chars_after``) after it; 0 when dropped or skipped since."""
     first_chars: int | None = None
     """Its size when first seen in the logs read: with :attr:`chars`, the trend."""
     changes: deque[VersionChange] = field(default_factory=lambda: deque(maxlen=MAX_CHANGES))
