@@ -17,6 +17,7 @@ import gzip
 import json
 import lzma
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -477,6 +478,26 @@ def test_a_source_dropped_in_every_render_is_out_since_its_first_drop(tmp_path: 
     at = audit_process(str(log), "--format", "json", "--at", events[-1]["timestamp"]).json()["at"]
     held = {s["source"]: s for s in at["sources"]}
     assert not held["big.md"]["in_prompt"] and held["big.md"]["since"] == drops[0]["timestamp"]
+
+
+def test_on_a_terminal_a_long_audit_shows_a_bar_and_rich_tables(history: History, web: WebServer) -> None:
+    """Logs slow to arrive: a bar on the terminal while they are read, tables drawn by rich; piped or quiet, neither."""
+    from test_progress import _CSI, on_terminal, piped
+
+    urls = [web.serve(f"slow/{i}.jsonl", history.log.read_bytes()) for i in range(2)]
+    for i in range(2):
+        web.delay(f"slow/{i}.jsonl", 1.2, "GET")
+    done = on_terminal("audit", *urls, stdout_too=True)
+    assert done.returncode == 0
+    text = _CSI.sub("", done.text)
+    assert "reading logs" in text and "/2" in text
+    assert any("SINCE" in line and "LOADS" in line for line in text.splitlines())  # rich may fold long headings
+    assert re.search(r"^\s*[━─]{10,}", text, re.MULTILINE)  # the rule rich draws under the headings
+    quiet = on_terminal("audit", "--quiet", *urls, stdout_too=True)
+    assert quiet.returncode == 0 and "reading logs" not in quiet.text and "LOADS" in quiet.text
+    plain = piped("audit", *urls)
+    assert plain.returncode == 0 and "\x1b" not in plain.stdout + plain.stderr and "reading logs" not in plain.stderr
+    assert any(line.split()[:2] == ["SOURCE", "STATUS"] for line in plain.stdout.splitlines())
 
 
 # -- bad input ---------------------------------------------------------------------------------------

@@ -2,8 +2,10 @@
 
 ``-c FILE`` is optional: with it, logs in a bucket or behind a server are
 reached with the config's ``storage`` options, and with no LOG the config's
-``logging.file`` is read. Exit 0 when every log was read, 1 when one could
-not be read in full (the others are still reported), 2 for a usage mistake.
+``logging.file`` is read. On a terminal the tables are drawn by rich and a
+long audit shows a bar (one step per log read); piped, or with ``--quiet``,
+neither. Exit 0 when every log was read, 1 when one could not be read in full
+(the others are still reported), 2 for a usage mistake.
 """
 
 from __future__ import annotations
@@ -15,12 +17,14 @@ import orjson
 
 from ..audit.aggregate import Filters
 from ..audit.inputs import STDIN, log_inputs
-from ..audit.model import STATUSES
-from ..audit.output import TABLE_RENDERS, audit_data, format_tables
+from ..audit.model import STATUSES, Audit
+from ..audit.output import TABLE_RENDERS, audit_data, audit_tables, headline
 from ..audit.read import read_audit
 from ..audit.times import parse_user_time
 from ..config import Config
 from ..exceptions import ConfigError
+from .progress import progress
+from .tables import print_table
 
 __all__ = ["CONFIG_OPTIONAL", "HELP", "add_arguments", "run"]
 
@@ -85,7 +89,8 @@ def run(config: Config | None, args: argparse.Namespace) -> int:
     secrets = config.secret_values if config is not None else ()
     storage = dict(config.storage) if config is not None else {}
     logs = log_inputs(names, storage, secrets)
-    audit = read_audit(logs, filters)
+    with progress(len(logs), "reading logs", quiet=getattr(args, "quiet", False)) as bar:
+        audit = read_audit(logs, filters, progress=lambda _read: bar.advance())
     if args.html:
         from ..audit.html import write_html  # only this output needs it
 
@@ -93,8 +98,22 @@ def run(config: Config | None, args: argparse.Namespace) -> int:
     elif args.format == "json":
         sys.stdout.write(orjson.dumps(audit_data(audit), option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
-        sys.stdout.write(format_tables(audit, args.renders))
+        print_tables(audit, args.renders)
     unreadable = [log for log in audit.inputs if log.error]
     for log in unreadable:
         print(f"memconfig: warning: cannot read {log.name}: {log.error}", file=sys.stderr)
     return UNREADABLE if unreadable else 0
+
+
+def print_tables(audit: Audit, renders: int) -> None:
+    """The headline, then each table: drawn by rich on a terminal, plain aligned text otherwise."""
+    out = sys.stdout
+    out.write("\n".join(headline(audit)) + "\n")
+    for table in audit_tables(audit, renders):
+        out.write("\n")
+        title = table.title + (f" ({table.note})" if table.note else "")
+        columns = [column.name for column in table.columns]
+        right = {column.name for column in table.columns if column.numeric}
+        print_table(columns, table.rows, right=right, title=title, file=out)
+        if not table.rows:
+            out.write("  (none)\n")
