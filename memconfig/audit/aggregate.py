@@ -25,7 +25,6 @@ from typing import Any
 import orjson
 
 from ..events import EVENTS, SCHEMA_VERSION
-from ..sources.redact import redact_url
 from . import lines as kinds
 from .inputs import MAX_LINE_BYTES
 from .model import (
@@ -562,12 +561,7 @@ class Aggregator:
         for process in (*self._processes.values(), self._outside):
             self._settle(process)
         filters = self.filters
-        for summary in self.sources.values():  # memconfig masks before it logs; a log from elsewhere may not have
-            summary.url, summary.last_detail = redact_url(summary.url), redact_url(summary.last_detail)
         listed = [_summary(record) for record in self.renders]
-        for render in listed:
-            for failure in render.failures:
-                failure.detail = redact_url(failure.detail)
         sources = sorted(self.sources.values(), key=lambda s: s.source)
         if filters.reasons:
             wanted = set(filters.reasons)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 
 from .aggregate import Aggregator, Filters
 from .inputs import LogInput, line_pieces
+from .mask import mask_audit
 from .model import Audit, InputSummary
 
 __all__ = ["read_audit"]
@@ -21,8 +22,9 @@ def read_audit(
     filters: Filters | None = None,
     *,
     progress: Callable[[InputSummary], None] | None = None,
+    secrets: Sequence[str] = (),
 ) -> Audit:
-    """Read every log once, in order, and return what the audit found.
+    """Read every log once, in order, and return what the audit found, credentials and *secrets* masked.
 
     *progress* is called after each log (a terminal's progress display).
     """
@@ -38,7 +40,7 @@ def read_audit(
             summary.error = log.redact(_reason(exc))
         if progress is not None:
             progress(summary)
-    return aggregator.finish()
+    return mask_audit(aggregator.finish(), secrets)
 
 
 def _reason(exc: BaseException) -> str:

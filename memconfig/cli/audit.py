@@ -90,7 +90,7 @@ def run(config: Config | None, args: argparse.Namespace) -> int:
     storage = dict(config.storage) if config is not None else {}
     logs = log_inputs(names, storage, secrets)
     with progress(len(logs), "reading logs", quiet=getattr(args, "quiet", False)) as bar:
-        audit = read_audit(logs, filters, progress=lambda _read: bar.advance())
+        audit = read_audit(logs, filters, progress=lambda _read: bar.advance(), secrets=secrets)
     if args.html:
         from ..audit.html import write_html  # only this output needs it
 
