@@ -1,31 +1,26 @@
-"""One log line: a memconfig event (a dict), or the kind of line it is instead.
+"""The kinds of log line that are not a memconfig event, and how to tell an unparsed line's kind.
 
 A line is memconfig's when it is a JSON object whose ``event`` is in
 :data:`memconfig.events.EVENTS` and which carries ``render_id`` (every event
 does, ``null`` outside a render). Anything else is *foreign* (another program's
 text or JSON: counted, never shown, since it may hold anything, a token
 included) or *malformed* (cut off, binary, not an object, over the size
-limit): counted by kind. Nothing here raises.
+limit, a field of the wrong type): counted by kind. The pass in
+:mod:`~memconfig.audit.aggregate` applies these rules inline, for speed; this
+module names the kinds and classifies what orjson refused. Nothing here raises.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-import orjson
-
-from ..events import EVENTS
-
 __all__ = [
+    "BAD_FIELD",
     "BINARY",
     "FOREIGN_JSON",
     "FOREIGN_TEXT",
     "NOT_AN_OBJECT",
     "TOO_LONG",
     "TRUNCATED",
-    "UNKNOWN_EVENT",
     "classify_unparsed",
-    "parse_line",
 ]
 
 # Foreign lines: not memconfig's.
@@ -37,12 +32,6 @@ BINARY = "binary"
 NOT_AN_OBJECT = "not_an_object"
 TOO_LONG = "too_long"
 BAD_FIELD = "bad_field"
-# memconfig-shaped (a ``render_id``), naming an event this reader does not know: a newer schema's.
-UNKNOWN_EVENT = "unknown_event"
-
-_loads = orjson.loads
-_JSONError = orjson.JSONDecodeError
-KNOWN = frozenset(EVENTS)
 
 
 def classify_unparsed(line: bytes) -> str:
@@ -54,21 +43,3 @@ def classify_unparsed(line: bytes) -> str:
     except UnicodeDecodeError:
         return BINARY
     return TRUNCATED if line.lstrip()[:1] in (b"{", b"[") else FOREIGN_TEXT
-
-
-def parse_line(line: bytes) -> dict[str, Any] | str:
-    """The event on *line*, or the kind of line it is (one of this module's constants).
-
-    The aggregating pass inlines this for speed; this is the reference it follows.
-    """
-    try:
-        found = _loads(line)
-    except _JSONError:
-        return classify_unparsed(line)
-    if type(found) is not dict:
-        return NOT_AN_OBJECT
-    if "render_id" not in found:
-        return FOREIGN_JSON
-    if found.get("event") not in KNOWN:
-        return UNKNOWN_EVENT
-    return found
