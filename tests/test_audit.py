@@ -586,3 +586,52 @@ def test_lines_are_cut_at_the_limit() -> None:
     assert small.foreign == {"json": 2}
     big = counts(b"a" * (MAX_LINE_BYTES + 1) + b'\n{"x":1}\n' + b"b" * (3 * MAX_LINE_BYTES), MAX_LINE_BYTES)
     assert big.lines == 3 and big.malformed == {"too_long": 2} and big.foreign == {"json": 1}
+
+
+# -- polish: the table's PID, the package's API ------------------------------------------------------
+
+
+def test_the_renders_table_shows_a_pid_as_plain_digits(
+    history: History, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "pids.jsonl"
+    log.write_text("".join(json.dumps({**e, "pid": 2792}) + "\n" for e in events_of(history.log)), encoding="utf-8")
+    run = audit(capsys, str(log))
+    assert run.code == 0, run.err
+    rows = [line for line in run.out.splitlines() if " built " in line or " failed " in line]
+    assert rows and all(" 2792 " in row for row in rows) and "2,792" not in run.out
+
+
+def test_the_package_re_exports_its_api_imported_when_used() -> None:
+    code = (
+        "import sys, memconfig.audit as a\n"
+        "assert a.__all__ == sorted(a.__all__), a.__all__\n"
+        "loaded = {m for m in sys.modules if m.startswith('memconfig.audit.')}\n"
+        "assert not loaded, loaded\n"
+        "from memconfig.audit import *\n"
+        "assert read_audit and Filters and Audit and SourceSummary and log_inputs and mask_audit\n"
+        "assert audit_data and audit_tables and write_html and write_html is a.html.write_html\n"
+        "assert set(a.__all__) <= set(dir(a))\n"
+        "try:\n"
+        "    a.nothing\n"
+        "except AttributeError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "module 'memconfig.audit' has no attribute 'nothing'\n"
+
+
+def test_on_a_terminal_a_long_log_shows_its_lines_read_so_far(tmp_path: Path) -> None:
+    """One big log: the bar says how many of its lines are read (a step per 65,536), not 0/1 until the end."""
+    from test_progress import _CSI, on_terminal
+
+    log = tmp_path / "big.jsonl"
+    line = orjson.dumps(
+        {"event": "source_loaded", "render_id": "p-1", "timestamp": "2026-12-01T09:00:00.000000Z", "source": "a.md"}
+    )
+    log.write_bytes((line + b"\n") * 400_000)
+    done = on_terminal("audit", str(log), "--format", "json")
+    assert done.returncode == 0
+    text = _CSI.sub("", done.text)
+    assert f"reading logs: {log}, 65,536 lines" in text

@@ -14,7 +14,7 @@ from typing import Any
 
 from .model import Audit, LineCounts, RenderSummary, SourceAt, SourceSummary
 
-__all__ = ["Column", "Table", "audit_data", "audit_tables", "format_table", "format_tables", "headline"]
+__all__ = ["TABLE_RENDERS", "Column", "Table", "audit_data", "audit_tables", "headline"]
 
 #: Renders listed in the table by default (the latest); JSON lists every render kept.
 TABLE_RENDERS = 20
@@ -144,7 +144,7 @@ def _render_row(r: RenderSummary) -> tuple[str, ...]:
     return (
         _short_time(r.time or r.started),
         r.host or "-",
-        _number(r.pid) if isinstance(r.pid, int) else "-",
+        str(r.pid) if isinstance(r.pid, int) else "-",  # an id: no thousands separator
         r.render_id,
         status,
         _number(r.sources_loaded),
@@ -214,28 +214,6 @@ def audit_tables(audit: Audit, renders: int = TABLE_RENDERS) -> list[Table]:
     """The tables of an audit: the prompt at ``--at`` (if asked), the sources, the latest *renders* renders."""
     found = [_at_table(audit), _sources_table(audit.sources), _renders_table(audit, renders)]
     return [t for t in found if t is not None]
-
-
-def format_table(table: Table) -> str:
-    """*table* as plain text: its title (and note), then aligned columns, two spaces apart."""
-    header = tuple(c.name for c in table.columns)
-    widths = [max(len(row[i]) for row in (header, *table.rows)) for i in range(len(header))]
-    lines = [table.title + (f" ({table.note})" if table.note else "")]
-    for row in (header, *table.rows):
-        cells = [
-            cell.rjust(width) if column.numeric else cell.ljust(width)
-            for cell, width, column in zip(row, widths, table.columns, strict=True)
-        ]
-        lines.append("  ".join(cells).rstrip())
-    if not table.rows:
-        lines.append("  (none)")
-    return "\n".join(lines)
-
-
-def format_tables(audit: Audit, renders: int = TABLE_RENDERS) -> str:
-    """The whole audit as plain text: the headline, then each table."""
-    parts = ["\n".join(headline(audit)), *(format_table(t) for t in audit_tables(audit, renders))]
-    return "\n\n".join(parts) + "\n"
 
 
 def _plain(value: Any) -> Any:
