@@ -3,21 +3,28 @@
 Plain text is what scripts read (``memconfig sources | awk``): columns
 separated by two spaces, each padded to its widest cell but the last, no
 trailing blanks. On a terminal with ``rich`` installed (``memconfig[terminal]``)
-the same rows become a rich table, fitted to the terminal's width; rich is
-imported only then. Cells are shown as text, never as rich markup, and
-control characters are removed, so a source's name cannot restyle or
-take over the terminal.
+the same rows become a rich table, fitted to the terminal's width; memconfig
+imports rich only then. A heading and a number are never broken: the widest
+columns fold first (keeping a word of up to :data:`WHOLE_WORD` characters, a
+date say, whole where the width allows), and a table whose headings alone
+are wider than the terminal is drawn as wide as they need, its lines left to
+the terminal to wrap. Cells are shown
+as text, never as rich markup, and control characters are removed, so a
+source's name cannot restyle or take over the terminal.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import IO, Any
 
 from .progress import on_terminal
 
-__all__ = ["plain_table", "print_table"]
+__all__ = ["WHOLE_WORD", "plain_table", "print_table"]
+
+#: On a terminal, a word of a cell up to this long is never folded (``2026-12-01``); a longer one may be.
+WHOLE_WORD = 10
 
 
 def print_table(
@@ -60,21 +67,76 @@ def _text(cell: object) -> str:
     return "" if cell is None else str(cell)
 
 
+def _column_widths(
+    columns: Sequence[str], rows: list[list[str]], right: Collection[str], room: int, length: Callable[[str], int]
+) -> list[int]:
+    """Each column's width (its cells' characters) in *room*: the widest columns give way first, none
+    narrower than its heading or a number of it; a word of up to :data:`WHOLE_WORD` (a date, say) kept
+    whole if that fits. More than *room* only when the headings themselves need it."""
+    natural = [max([length(name), *(length(row[i]) for row in rows)]) for i, name in enumerate(columns)]
+    if sum(natural) <= room:
+        return natural
+    least = tight = [natural[i] if name in right else length(name) for i, name in enumerate(columns)]
+    readable = [
+        max(tight[i], min(WHOLE_WORD, max((length(word) for row in rows for word in row[i].split()), default=0)))
+        for i in range(len(columns))
+    ]
+    if sum(readable) <= room:
+        least = readable
+    low, high = 0, max(natural)  # the widest a column may be: the largest that fits
+    while low < high:
+        cap = (low + high + 1) // 2
+        if sum(max(m, min(n, cap)) for n, m in zip(natural, least, strict=True)) <= room:
+            low = cap
+        else:
+            high = cap - 1
+    widths = [max(m, min(n, low)) for n, m in zip(natural, least, strict=True)]
+    spare = room - sum(widths)
+    for i, n in enumerate(natural):  # what is left, to the first columns cut (the first is the row's key)
+        if spare <= 0:
+            break
+        given = min(spare, n - widths[i])
+        widths[i] += given
+        spare -= given
+    return widths
+
+
 def _rich_table(
     columns: Sequence[str], rows: list[list[str]], right: Collection[str], title: str | None, out: IO[Any]
 ) -> bool:
     """Draw the table with rich; ``False`` when rich is not installed (the caller prints it plain)."""
     try:
         from rich import box
+        from rich.cells import cell_len
         from rich.console import Console
+        from rich.measure import Measurement
         from rich.table import Table
         from rich.text import Text
     except ImportError:
         return False
-    table = Table(title=title, box=box.SIMPLE_HEAD, header_style="bold", title_justify="left")
-    for name in columns:
-        table.add_column(Text(name), justify="right" if name in right else "left", overflow="fold")
-    for row in rows:
-        table.add_row(*(Text(cell) for cell in row))  # Text: no markup; control characters are stripped
-    Console(file=out).print(table)
+
+    def table(widths: Sequence[int], rows: Sequence[Sequence[str]] = ()) -> Table:
+        drawn = Table(
+            title=title,
+            box=box.SIMPLE_HEAD,
+            header_style="bold",
+            title_justify="left",
+            collapse_padding=True,
+            pad_edge=False,
+        )
+        for name, width in zip(columns, widths, strict=True):
+            drawn.add_column(
+                Text(name, no_wrap=True), justify="right" if name in right else "left", overflow="fold", width=width
+            )
+        for row in rows:
+            drawn.add_row(*(Text(cell) for cell in row))  # Text: no markup; control characters are stripped
+        return drawn
+
+    console = Console(file=out)
+    # what the table adds to its cells (padding, rules), measured on one of one-character columns
+    extra = Measurement.get(console, console.options, table([1] * len(columns))).maximum - len(columns)
+    widths = _column_widths(columns, rows, right, console.width - extra, cell_len)
+    if sum(widths) + extra > console.width:
+        console.width = sum(widths) + extra  # the headings need more: the terminal wraps the lines, no heading is cut
+    console.print(table(widths, rows))
     return True
