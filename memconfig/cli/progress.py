@@ -4,7 +4,9 @@ Nothing is shown, and ``rich`` is not imported for it, unless stderr is a
 terminal, ``--quiet`` is not given and the work is still going after
 :data:`DELAY` seconds: a fast render, a pipe or a file see no byte of it, and
 start-up pays nothing. Without ``rich`` (``memconfig[terminal]``), nothing is
-shown either.
+shown either. (That is memconfig's own imports: structlog imports
+``rich.console`` and ``rich.traceback`` itself whenever rich is installed, in
+``structlog/dev.py``, so they are in the start-up floor anyway.)
 
 Commands use it in two ways:
 
