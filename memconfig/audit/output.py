@@ -1,8 +1,9 @@
 """An audit as tables (rows of text: any renderer, plain or rich, lays them out) and as JSON data.
 
 Foreign lines are shown as counts only: they are another program's, and may
-hold anything, a token included. Events are shown as logged (memconfig
-masks credentials before it logs).
+hold anything, a token included. Events are shown as masked after the pass
+(:mod:`memconfig.audit.mask`): memconfig masks credentials before it logs,
+but a log may be another program's, or an older memconfig's.
 """
 
 from __future__ import annotations
