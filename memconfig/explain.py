@@ -1,10 +1,11 @@
 """A dry run of a config: every source as the loader would take it, what it would be checked against, and the verdict.
 
 Nothing is read. Local files are ``stat``-ed (a FIFO is never opened, so it
-cannot block), globs are listed (a local one from its folders; a remote one
-with the loader's timeout, once, files unread), remote URLs are not
-contacted, and a glob that can only be listed by opening an archive
-(``zip://*.md::…``) is not listed, saying so. The checks are the loader's own
+cannot block), globs are listed by the loader's own expander (a local one
+from its folders; a remote one with the loader's timeout, files unread;
+over HTTP one request for the folder), remote URLs are not contacted, and a
+glob that can only be listed by opening an archive (``zip://*.md::…``) is
+not listed, saying so. The checks are the loader's own
 (:class:`~memconfig.load.confinement.Confinement`, ``max_matches``,
 ``max_bytes``), so a verdict is what a render would do with the source as
 things stand, except for what only a read can tell (a remote answer, a
@@ -379,7 +380,7 @@ class _Planner:
         return PlannedSource(
             key=source.key,
             name=source.name,
-            resolved=source.display_url,
+            resolved=_resolved(source),
             kind=_kind(source),
             required=source.required,
             variables=variables,
@@ -389,6 +390,14 @@ class _Planner:
             detail=detail,
             matches=matches,
         )
+
+
+def _resolved(source: Source) -> str:
+    """What *source* resolves to, masked; a local glob's match as a path, as its glob is (not ``file:///…``)."""
+    head = chain(source.url)[0]
+    if source.via is not None and not source.chained and head.protocol in LOCAL:
+        return source.redact(head.path)
+    return source.display_url
 
 
 def _kind(source: Source) -> str:

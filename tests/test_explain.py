@@ -344,3 +344,64 @@ def test_a_bad_config_exits_2_with_validates_message(
     assert main(["explain", "-c", str(config)]) == 2
     got = capsys.readouterr()
     assert got.out == "" and got.err == expected.err and got.err.startswith("memconfig: error: ")
+
+
+# -- an HTTP glob, and a local glob's matches as paths ----------------------------------------------------------------
+
+_INDEX = '<html><body><a href="a.md">a.md</a> <a href="b.md">b.md</a> <a href="c.txt">c.txt</a> <a href="sub/">sub/</a>'
+
+
+def test_an_http_glob_is_listed_with_one_request_and_no_match_read(
+    tmp_path: Path, web: WebServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``https://host/dir/*.md``: one GET of the folder's index page (its links are the files), no match fetched."""
+    web.serve("dir/", _INDEX)
+    web.headers["dir/"]["Content-Type"] = "text/html"
+    for name in ("a.md", "b.md", "c.txt"):
+        web.serve(f"dir/{name}", name)
+    report = run_json(write(tmp_path, {"version": 1, "sources": [{"glob": web.url("dir/*.md")}]}), capsys)
+    glob = report["sources"][0]
+    assert glob["summary"] == "expands to 2 matches"
+    assert [m["key"] for m in glob["matches"]] == [web.url("dir/a.md"), web.url("dir/b.md")]
+    assert dict(web.methods) == {("GET", "dir/"): 1}
+
+
+def test_a_render_lists_an_http_glob_with_one_request_too(tmp_path: Path, web: WebServer) -> None:
+    """The loader lists it the same way (explain uses its expander): one GET of the folder, then one per match."""
+    web.serve("dir/", _INDEX)
+    web.headers["dir/"]["Content-Type"] = "text/html"
+    for name in ("a.md", "b.md", "c.txt"):
+        web.serve(f"dir/{name}", f"{name} body")
+    config = write(tmp_path, {"version": 1, "sources": [{"glob": web.url("dir/*.md")}]})
+    done = subprocess.run(
+        [sys.executable, "-m", "memconfig", "render", "-c", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=HANG,
+        cwd=ROOT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "a.md body" in done.stdout and "b.md body" in done.stdout and "c.txt" not in done.stdout
+    assert dict(web.methods) == {("GET", "dir/"): 1, ("GET", "dir/a.md"): 1, ("GET", "dir/b.md"): 1}
+
+
+def test_an_http_glob_over_a_missing_folder_matches_nothing(
+    tmp_path: Path, web: WebServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = run_json(write(tmp_path, {"version": 1, "sources": [{"glob": web.url("nowhere/*.md")}]}), capsys)
+    assert report["sources"][0]["summary"] == "would be skipped: not_found (the glob matched no file)"
+    assert dict(web.methods) == {("GET", "nowhere/"): 1}
+
+
+def test_a_local_glob_s_matches_are_shown_as_paths(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Its matches resolve to paths, as the glob itself does, not to ``file:///…`` URLs."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("alpha")
+    config = write(tmp_path, {"version": 1, "sources": [{"glob": "docs/*.md"}]})
+    glob = run_json(config, capsys)["sources"][0]
+    assert glob["resolved"] == f"{tmp_path}/docs/*.md"
+    assert [m["resolved"] for m in glob["matches"]] == [f"{tmp_path}/docs/a.md"]
+    assert main(["explain", "-c", str(config)]) == 0
+    text = capsys.readouterr().out
+    assert f"resolved:  {tmp_path}/docs/a.md" in text and "file://" not in text
