@@ -60,18 +60,24 @@ class _Masker:
 
     def __init__(self, secrets: Sequence[str]) -> None:
         self._known = Redactor(None, secrets)
-        self._done: dict[tuple[str, str], str] = {}
+        self._done: dict[str, dict[str, str]] = {}  # by field, then by string
         self._seen: set[int] = set()  # an object the model holds twice (the ``--at`` render) is walked once
 
     def text(self, value: str, field: str = "") -> str:
         """*value* as shown in *field*: in its shape or ``***``, and with its secrets masked."""
-        key = (field, value)
-        found = self._done.get(key)
+        done = self._done.get(field)
+        if done is None:
+            done = self._done[field] = {}
+        found = done.get(value)
         if found is None:
             shape = _SHAPES.get(field)
-            misshapen = shape is not None and shape.fullmatch(value) is None
-            found = MASK if misshapen else redact_text(self._known(value))
-            self._done[key] = found
+            if shape is None:
+                found = redact_text(self._known(value))
+            elif shape.fullmatch(value) is None:
+                found = MASK
+            else:  # a code, host, hash or time holds no URL, header or "name=value"
+                found = self._known.mask_known(value)
+            done[value] = found
         return found
 
     def walk(self, thing: Any) -> None:
@@ -79,14 +85,18 @@ class _Masker:
         if id(thing) in self._seen:
             return
         self._seen.add(id(thing))
-        for spec in fields(thing):
-            value = getattr(thing, spec.name)
-            masked = self._value(value, spec.name)
+        for name in _field_names(type(thing)):
+            value = getattr(thing, name)
+            if type(value) in _SCALARS:
+                continue
+            masked = self.text(value, name) if type(value) is str else self._value(value, name)
             if masked is not value:
-                setattr(thing, spec.name, masked)
+                setattr(thing, name, masked)
 
     def _value(self, value: Any, field: str) -> Any:
         """*value* masked: a new string or counter, else *value* itself (a list or deque masked in place)."""
+        if type(value) in _SCALARS:
+            return value
         if isinstance(value, str):
             return self.text(value, field)
         if isinstance(value, Counter):
@@ -106,3 +116,16 @@ class _Masker:
         elif is_dataclass(value) and not isinstance(value, type):
             self.walk(value)
         return value
+
+
+_SCALARS = frozenset({int, float, bool, type(None)})  # nothing to mask: skipped without a look
+
+
+_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(kind: type) -> tuple[str, ...]:
+    names = _NAMES.get(kind)
+    if names is None:
+        names = _NAMES[kind] = tuple(spec.name for spec in fields(kind))
+    return names

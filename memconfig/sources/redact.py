@@ -309,10 +309,14 @@ class Redactor:
         self._values = tuple(sorted(values, key=len, reverse=True))
 
     def __call__(self, text: str) -> str:
+        return redact_url(self.mask_known(text))
+
+    def mask_known(self, text: str) -> str:
+        """*text* with each secret value known masked, and nothing else: for a text that cannot hold a URL."""
         for value in self._values:
             if value in text:
                 text = text.replace(value, MASK)
-        return redact_url(text)
+        return text
 
     def __repr__(self) -> str:
         return f"Redactor({len(self._values)} secrets)"
