@@ -21,11 +21,12 @@ import re
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 import structlog
 import yaml
@@ -361,7 +362,8 @@ def test_a_log_in_a_bucket(
     assert [i["name"] for i in data["inputs"]] == [
         f"s3://{bucket.name}/agents/{host}/memconfig-1.jsonl.gz" for host in ("a", "b")
     ]
-    assert data["renders_total"] == 10  # the same renders twice: each counted per log line read
+    assert data["renders_total"] == 5  # the same renders in two copies: counted once
+    assert data["lines"]["repeated"] == data["inputs"][1]["lines"]  # every line of the copy, as a repeat
     secret = bucket.server.secret
     assert secret not in run.out + run.err
 
@@ -567,7 +569,8 @@ def test_a_50_mb_line_is_cut_off_in_bounded_memory(history: History, tmp_path: P
     )
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert data["lines"]["malformed"] == {"too_long": 1} and data["renders_total"] == 10
+    assert data["lines"]["malformed"] == {"too_long": 1} and data["renders_total"] == 5
+    assert data["lines"]["repeated"] == len(events.splitlines())  # the same events after it: read once
     peak_kib = int(done.stderr.split()[-2])  # "VmHWM:  61234 kB": the child's peak resident memory
     assert peak_kib < 150 * 1024, f"peak memory {peak_kib} KiB"
 
@@ -622,16 +625,84 @@ def test_the_package_re_exports_its_api_imported_when_used() -> None:
     assert done.stdout == "module 'memconfig.audit' has no attribute 'nothing'\n"
 
 
-def test_on_a_terminal_a_long_log_shows_its_lines_read_so_far(tmp_path: Path) -> None:
-    """One big log: the bar says how many of its lines are read (a step per 65,536), not 0/1 until the end."""
+def test_on_a_terminal_a_long_log_shows_its_lines_read_so_far(web: WebServer) -> None:
+    """One big log, slow to arrive: the bar says how many of its lines are read (a step per 65,536), not 0/1."""
     from test_progress import _CSI, on_terminal
 
-    log = tmp_path / "big.jsonl"
     line = orjson.dumps(
         {"event": "source_loaded", "render_id": "p-1", "timestamp": "2026-12-01T09:00:00.000000Z", "source": "a.md"}
     )
-    log.write_bytes((line + b"\n") * 400_000)
-    done = on_terminal("audit", str(log), "--format", "json")
+    url = web.serve("big.jsonl", (line + b"\n") * 200_000)
+    web.delay("big.jsonl", 0.4, "GET")  # each block of it
+    done = on_terminal("audit", url, "--format", "json")
     assert done.returncode == 0
     text = _CSI.sub("", done.text)
-    assert f"reading logs: {log}, 65,536 lines" in text
+    assert f"reading logs: {url}, 65,536 lines" in text
+
+
+def _stamp(i: int) -> str:
+    return f"2026-12-01T{i // 3_600_000 % 24:02d}:{i // 60_000 % 60:02d}:{i // 1000 % 60:02d}.{i % 1_000_000:06d}Z"
+
+
+def _hostile(kind: str) -> Iterator[bytes]:
+    """Logs built to grow an audit's memory, each past one of its bounds."""
+    dumps = orjson.dumps
+    if kind == "sources":  # 30,000 distinct sources: past the 10,000 itemised
+        for i in range(30_000):
+            yield dumps({"event": "source_loaded", "render_id": "p-1", "source": f"s{i}.md", "sha256": f"{i:064x}"})
+    elif kind == "processes":  # 300 processes open at once, 400 sources each: past the states kept
+        for i in range(120_000):
+            source = f"{i // 300 % 400}-{'x' * 200}.md"
+            yield dumps(
+                {"event": "source_loaded", "render_id": f"p{i % 300}-1", "source": source, "sha256": f"{i:064x}"}
+            )
+    elif kind == "versions":  # 10,000 sources changing again and again: past the changes kept
+        for i in range(150_000):
+            yield dumps(
+                {"event": "source_loaded", "render_id": "p-1", "timestamp": _stamp(i), "source": f"s{i % 10_000}",
+                 "sha256": f"{i:064x}"}
+            )  # fmt: skip
+    elif kind == "text":  # every text as long as a line allows
+        for i in range(20_000):
+            yield dumps(
+                {"event": "source_skipped", "render_id": f"p{i % 100}-{i}", "source": "k" * 2000 + str(i % 10_000),
+                 "reason": f"{'r' * 5000}{i}", "detail": "d" * 20_000, "name": "n" * 20_000, "url": "u" * 20_000,
+                 "host": "h" * 20_000}
+            )  # fmt: skip
+    elif kind == "failures":  # failed renders naming thousands of failures each
+        failures = [{"source": "s" * 1000, "reason": "r" * 500, "detail": "d" * 1000}] * 6
+        for i in range(10_500):
+            yield dumps({"event": "prompt_failed", "render_id": f"{'p' * 150}-{i}", "failures": failures})
+    elif kind == "names":  # 200,000 distinct unknown event names
+        for i in range(200_000):
+            yield dumps({"event": f"event_{i}_{'x' * 50}", "render_id": None})
+
+
+@pytest.mark.parametrize("kind", ["sources", "processes", "versions", "text", "failures", "names"])
+@pytest.mark.parametrize("output", ["json", "table", "html"])
+def test_a_hostile_log_is_read_in_bounded_memory(kind: str, output: str, tmp_path: Path) -> None:
+    """Whatever a log holds, the audit keeps a bounded share of it: the child's peak stays under 300 MB."""
+    code = (
+        "import sys; from memconfig.cli import main; code = main(sys.argv[1:]); "
+        "print(next(l for l in open('/proc/self/status') if l.startswith('VmHWM:')), file=sys.stderr); sys.exit(code)"
+    )
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            code,
+            "audit",
+            "-",
+            *(["--html", str(tmp_path / "report.html")] if output == "html" else ["--format", output]),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    assert child.stdin is not None
+    for line in _hostile(kind):
+        child.stdin.write(line + b"\n")
+    _, err = child.communicate(timeout=HANG)
+    assert child.returncode == 0, err.decode()
+    peak_kib = int(err.split()[-2])
+    assert peak_kib < 300 * 1024, f"peak memory {peak_kib} KiB"

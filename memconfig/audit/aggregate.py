@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import fnmatch
 import gc
-from collections import OrderedDict, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from typing import Any
@@ -49,7 +49,59 @@ MAX_OPEN_RENDERS = 10_000
 MAX_PROCESSES = 1_000
 #: Distinct hashes remembered per source (to count versions); beyond, each change counts as new.
 MAX_HASHES = 10_000
+#: Sources itemised; the events of any further source are counted in their renders and in
+#: :attr:`~memconfig.audit.model.LineCounts.not_itemised`, not listed.
+MAX_SOURCES = 10_000
+#: Sources' states kept across all processes; beyond, the least recently active processes are let go.
+MAX_PROCESS_ENTRIES = 100_000
+#: Hashes remembered across all sources, and version changes kept across all sources (each source keeps
+#: at least :data:`MIN_CHANGES` of its own).
+MAX_HASHES_KEPT = 100_000
+MAX_CHANGES_KEPT = 100_000
+MIN_CHANGES = 3
+#: Distinct keys of one count (reasons, cache outcomes, unknown event names); the rest go under :data:`OTHER`.
+MAX_KEYS = 50
+OTHER = "(other)"
+#: A failed render's failures kept (the first), each text cut at :data:`MAX_FAILURE_CHARS`.
+MAX_FAILURES = 5
+MAX_FAILURE_CHARS = 300
+#: Render ids of finished renders remembered, so a log read twice (a copy in a bucket) counts once.
+MAX_FINISHED_IDS = 100_000
+#: The longest values kept: a source key or render id longer makes its line a ``bad_field``; text is cut.
+MAX_KEY_CHARS = 2048
+MAX_ID_CHARS = 200
+MAX_HASH_CHARS = 128
+MAX_TEXT_CHARS = 500
+MAX_LABEL_CHARS = 100
+MAX_HOST_CHARS = 255
 _IN_PROMPT = frozenset({"loaded", "stale"})
+
+
+def _text(value: object, limit: int = MAX_TEXT_CHARS) -> str:
+    """A logged value as text: a string (cut at *limit*, ending ``…``), a number or flag as written, else a bad field.
+
+    Never ``str()`` of a list or an object: a value nested a thousand deep would not return.
+    """
+    if value.__class__ is str:
+        return value if len(value) <= limit else value[: limit - 1] + "…"
+    if value is None:
+        return ""
+    if value.__class__ in (int, float, bool):
+        return str(value)
+    raise TypeError("not text")
+
+
+def _label(value: object) -> str:
+    """A reason or an outcome: short text, ``unknown`` when the event had none."""
+    return _text(value, MAX_LABEL_CHARS) or "unknown"
+
+
+def _tally(counter: Counter[str], key: str) -> None:
+    """Count *key*, or :data:`OTHER` once *counter* has :data:`MAX_KEYS` keys: a hostile log cannot grow it."""
+    if key in counter or len(counter) < MAX_KEYS:
+        counter[key] += 1
+    else:
+        counter[OTHER] += 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,15 +138,19 @@ class _Process:
 
     A source's renders are counted when its record is replaced (and at the
     end), as the renders closed while it was in the prompt: closing a render
-    costs the same whatever the number of sources.
+    costs the same whatever the number of sources. A process let go (past
+    :data:`MAX_PROCESSES` or :data:`MAX_PROCESS_ENTRIES`) while a render of it
+    is still open starts again from nothing, if its name is free.
     """
 
-    __slots__ = ("closed", "entered", "sources")
+    __slots__ = ("attached", "closed", "entered", "name", "sources")
 
-    def __init__(self) -> None:
+    def __init__(self, name: str) -> None:
+        self.name = name
         self.sources: dict[str, SourceAt] = {}
         self.entered: dict[str, int] = {}  # source: ``closed`` when it went into the prompt
         self.closed = 0  # renders of this process that finished with a prompt
+        self.attached = True  # in the aggregator's table of processes (False: let go, its state forgotten)
 
 
 #: A render begun and not yet listed is a plain list: :class:`RenderSummary`'s fields in order, then its
@@ -109,13 +165,17 @@ _TEMPLATE: list[Any] = [
     False if name in ("failed", "finished") else () if name == "failures" else 0 if name in _COUNTS else None
     for name in _FIELDS
 ]
-(
-    _ID, _PROCESS_NAME, _TIME, _STARTED, _HOST, _PID, _FAILED, _FINISHED, _SCHEMA, _SHA256, _CHARS, _DURATION,
-    _SOURCES_LOADED, _SOURCES_SKIPPED, _LOADED, _SKIPPED, _STALE, _DROPPED, _TRUNCATED, _ESCAPED, _CACHE_HITS,
-    _FAILURES, _EVENTS,
-) = range(len(_FIELDS))  # fmt: skip
-assert _FIELDS[_EVENTS] == "events" and _FIELDS[_ID] == "render_id", "the indices follow RenderSummary's fields"
+_at = _FIELDS.index
+_ID, _PROCESS_NAME, _TIME, _STARTED = _at("render_id"), _at("process"), _at("time"), _at("started")
+_HOST, _PID, _FAILED, _FINISHED, _SCHEMA = _at("host"), _at("pid"), _at("failed"), _at("finished"), _at("schema")
+_SHA256, _CHARS, _DURATION = _at("sha256"), _at("chars"), _at("duration_ms")
+_SOURCES_LOADED, _SOURCES_SKIPPED = _at("sources_loaded"), _at("sources_skipped")
+_LOADED, _SKIPPED, _STALE, _DROPPED = _at("loaded"), _at("skipped"), _at("stale"), _at("dropped")
+_TRUNCATED, _ESCAPED, _CACHE_HITS = _at("truncated"), _at("escaped"), _at("cache_hits")
+_FAILURES, _EVENTS = _at("failures"), _at("events")
 _PROCESS = len(_FIELDS)
+del _at
+_TICK = (1 << 16) - 1  # feed's progress every 65,536 lines
 
 
 def _summary(record: list[Any]) -> RenderSummary:
@@ -140,13 +200,21 @@ class Aggregator:
         self._before_load: dict[str, tuple[str | None, str | None, str | None, str | None]] = {}
         self._open: OrderedDict[str, list[Any]] = OrderedDict()
         self._processes: OrderedDict[str, _Process] = OrderedDict()
-        self._outside = _Process()  # events logged outside any render (``render_id`` null)
-        self.renders: deque[list[Any]] = deque(maxlen=MAX_RENDERS)  # records, made summaries by finish
+        self._outside = _Process("")  # events logged outside any render (``render_id`` null)
+        self._renders: deque[list[Any]] = deque(maxlen=MAX_RENDERS)  # records, made summaries by finish
+        self._finished: set[str] = set()  # the latest MAX_FINISHED_IDS finished renders' ids
+        self._finished_order: deque[str] = deque()
+        self._entries = 0  # sources' states held by the processes
+        self._hashes_kept = 0
+        self._changes_kept = 0
         self.renders_total = 0
         self.renders_failed = 0
         self.first_time: str | None = None
         self.last_time: str | None = None
-        self._at: tuple[list[Any], dict[str, SourceAt]] | None = None
+        # --at: the best render so far, its process, and each source's state there that the process changed since
+        self._at: list[Any] | None = None
+        self._at_process: _Process | None = None
+        self._at_undo: dict[str, SourceAt | None] = {}
         self._handlers: dict[str, Callable[[dict[str, Any], str | None, list[Any] | None], None]] = {
             "source_loaded": self._loaded,
             "source_skipped": self._skipped,
@@ -164,12 +232,23 @@ class Aggregator:
 
     # -- the pass --------------------------------------------------------------------------------
 
-    def feed(self, pieces: Iterable[bytes], summary: InputSummary, limit: int = MAX_LINE_BYTES) -> None:
-        """Fold every line of one log into the audit; *summary* counts its lines and events as they go.
+    def feed(
+        self,
+        pieces: Iterable[bytes],
+        summary: InputSummary,
+        limit: int = MAX_LINE_BYTES,
+        tick: Callable[[InputSummary], None] | None = None,
+    ) -> None:
+        """Fold every line of one log into the audit; *summary* counts its lines and events.
 
-        *pieces* are its lines as :func:`~memconfig.audit.inputs.line_pieces` gives them (for *limit*).
+        *pieces* are its lines as :func:`~memconfig.audit.inputs.line_pieces`
+        gives them (for *limit*); *tick* is called with *summary* every
+        65,536 lines (its ``lines`` so far), for a progress display.
         """
-        self.inputs.append(summary)
+        if summary not in self.inputs:
+            self.inputs.append(summary)
+        read = summary.lines
+        finished = self._finished
         counts = self.counts
         foreign, malformed = counts.foreign, counts.malformed
         handlers = self._handlers
@@ -184,7 +263,10 @@ class Aggregator:
         collecting = gc.isenabled()
         gc.disable()  # a million parsed dicts, none kept in a cycle: the collector would only walk the model, often
         try:
-            for number, line in enumerate(lines, 1):  # noqa: B007 (number is read after the loop)
+            for number, line in enumerate(lines, 1):  # number is read after the loop
+                if not number & _TICK and tick is not None:
+                    summary.lines = read + number
+                    tick(summary)
                 if len(line) > limit and line[-1] != 10:  # limit + 1 bytes, no newline: a line too long begins
                     malformed[kinds.TOO_LONG] += 1
                     for rest in lines:  # its other pieces, not counted as lines, up to its end
@@ -211,23 +293,33 @@ class Aggregator:
                 if handler is None:
                     self._not_an_event(found)
                     continue
-                time = found.get("timestamp")
-                if time is not None and (time.__class__ is not str or len(time) != 27 or time[-1] != "Z"):
-                    time = canonical_time(time)
-                if timed and time is not None and ((since and time < since) or (until and time > until)):
-                    counts.filtered += 1
-                    continue
                 current = None
-                try:
+                try:  # whatever a line holds, it is this line's fault only: a bad field, and the next line
+                    time = found.get("timestamp")
+                    if time is not None and (  # times.is_canonical, inlined
+                        time.__class__ is not str
+                        or len(time) != 27
+                        or time[26] != "Z"
+                        or time[4] != "-"
+                        or time[10] != "T"
+                        or time[19] != "."
+                    ):
+                        time = canonical_time(time)
+                    if timed and time is not None and ((since and time < since) or (until and time > until)):
+                        counts.filtered += 1
+                        continue
                     if render_id is not None:
                         current = open_renders.get(render_id)
                         if current is None:
+                            if render_id in finished:  # a render already read whole: this log, or a copy, again
+                                counts.repeated += 1
+                                continue
                             current = begin(render_id, found, time)
                         current[_EVENTS] += 1  # before the handler: prompt_built closes the render
                     elif time is not None:
                         self._seen(time)
                     handler(found, time, current)
-                except (TypeError, ValueError, AttributeError, KeyError):
+                except Exception:  # (a hostile value's error, whichever: counted, never the log's end)
                     malformed[kinds.BAD_FIELD] += 1
                     if current is not None:
                         current[_EVENTS] -= 1
@@ -237,13 +329,13 @@ class Aggregator:
             events = number - (self._not_events() - others)
             counts.lines += number
             counts.events += events
-            summary.lines += number
+            summary.lines = read + number
             summary.events += events
 
     def _not_events(self) -> int:
         """Lines counted so far as anything but an event."""
         c = self.counts
-        others = c.blank + c.filtered + sum(c.foreign.values()) + sum(c.malformed.values())
+        others = c.blank + c.filtered + c.repeated + sum(c.foreign.values()) + sum(c.malformed.values())
         return others + sum(c.unknown_events.values())
 
     def _seen(self, time: str) -> None:
@@ -261,7 +353,7 @@ class Aggregator:
             return
         name = found.get("event")
         if "render_id" in found and type(name) is str:
-            counts.unknown_events[name] += 1
+            _tally(counts.unknown_events, _label(name))
         else:
             counts.foreign[kinds.FOREIGN_JSON] += 1
 
@@ -269,20 +361,20 @@ class Aggregator:
 
     def _begin(self, render_id: Any, event: dict[str, Any], time: str | None) -> list[Any]:
         """A render's first event: its summary, tied to its process (the render id's first part)."""
-        if type(render_id) is not str:
+        if type(render_id) is not str or len(render_id) > MAX_ID_CHARS:
             raise TypeError("render_id")
         name = render_id.rpartition("-")[0]
         processes = self._processes
         process = processes.get(name)
         if process is None:
-            process = processes[name] = _Process()
+            process = processes[name] = _Process(name)
             if len(processes) > MAX_PROCESSES:
-                self._settle(processes.popitem(last=False)[1])
+                self._let_go()
         else:
             processes.move_to_end(name)
         current = _TEMPLATE.copy()
         current[_ID], current[_PROCESS_NAME], current[_STARTED] = render_id, name, time
-        current[_HOST], current[_PID] = event.get("host"), event.get("pid")
+        self._where(current, event)
         current.append(process)
         if time is not None:
             self._seen(time)
@@ -291,27 +383,61 @@ class Aggregator:
             self._close(self._open.popitem(last=False)[1])
         return current
 
+    @staticmethod
+    def _where(current: list[Any], event: dict[str, Any]) -> None:
+        """The host and process id a render's event names (the CLI's log lines carry them)."""
+        host, pid = event.get("host"), event.get("pid")
+        current[_HOST] = _text(host, MAX_HOST_CHARS) if host.__class__ is str else None
+        current[_PID] = pid if pid.__class__ is int else None
+
+    def _let_go(self) -> None:
+        """Forget the least recently active processes, their sources' renders counted, till under the bounds."""
+        processes = self._processes
+        while len(processes) > 1 and (len(processes) > MAX_PROCESSES or self._entries > MAX_PROCESS_ENTRIES):
+            process = processes.popitem(last=False)[1]
+            self._settle(process)
+            self._entries -= len(process.sources)
+            if process is self._at_process:  # --at's render had what it holds: kept as it was then, apart
+                frozen = _Process(process.name)
+                frozen.sources, frozen.attached = self._at_state(), False
+                self._at_process, self._at_undo = frozen, {}
+            process.sources, process.entered, process.attached = {}, {}, False
+
     def _source(self, event: dict[str, Any]) -> SourceSummary | None:
-        """The summary of *event*'s source, or None when ``--source`` leaves it out."""
+        """The summary of *event*'s source, or None when ``--source`` (or :data:`MAX_SOURCES`) leaves it out."""
         key = event["source"]
         summary = self.sources.get(key)  # an unhashable key raises TypeError: a bad field
         if summary is None:
-            if type(key) is not str:
+            if type(key) is not str or len(key) > MAX_KEY_CHARS:
                 raise TypeError("source")
-            if not self._wanted(key, event):
+            name, url = _text(event.get("name")), _text(event.get("url"))
+            if not self._wanted(key, name, url):
                 return None
-            summary = self.sources[key] = SourceSummary(key, str(event.get("name") or ""), str(event.get("url") or ""))
+            if len(self.sources) >= MAX_SOURCES:
+                self.counts.not_itemised["sources"] += 1
+                return None
+            summary = self.sources[key] = SourceSummary(key, name, url)
         return summary
 
-    def _wanted(self, key: str, event: dict[str, Any]) -> bool:
+    def _wanted(self, key: str, name: str, url: str) -> bool:
         patterns = self.filters.sources
         if not patterns:
             return True
         found = self._matches.get(key)
         if found is None:
-            names = [key, str(event.get("name") or ""), str(event.get("url") or "")]
-            found = self._matches[key] = any(fnmatch.fnmatchcase(n, p) or p == n for p in patterns for n in names)
+            found = any(fnmatch.fnmatchcase(n, p) or p == n for p in patterns for n in (key, name, url))
+            if len(self._matches) < 2 * MAX_SOURCES:
+                self._matches[key] = found
         return found
+
+    @staticmethod
+    def _older(summary: SourceSummary, time: str | None) -> bool:
+        """Whether an event is older than the source's latest one read: another log (host) read out of time order.
+
+        Such an event still counts (loads, skips, versions, its process's
+        state), but does not change what the source's status is now.
+        """
+        return time is not None and summary.last_seen is not None and time < summary.last_seen
 
     def _put(
         self,
@@ -325,14 +451,15 @@ class Aggregator:
         time: str | None,
     ) -> None:
         """The source's new status, in its summary and in its process's state (kept as is when unchanged)."""
-        if summary.last_status != status or summary.last_reason != reason:
-            before = self._before_load.pop(summary.source, None)
-            render_id = current[_ID] if current is not None else None
-            again = before is not None and render_id is not None and before[:3] == (render_id, status, reason)
-            summary.status_since = before[3] if again and before is not None else time
-            summary.last_status, summary.last_reason = status, reason
-        summary.last_detail = detail
-        summary.last_seen = time
+        if not self._older(summary, time):
+            if summary.last_status != status or summary.last_reason != reason:
+                before = self._before_load.pop(summary.source, None)
+                render_id = current[_ID] if current is not None else None
+                again = before is not None and render_id is not None and before[:3] == (render_id, status, reason)
+                summary.status_since = before[3] if again and before is not None else time
+                summary.last_status, summary.last_reason = status, reason
+            summary.last_detail = detail
+            summary.last_seen = time
         process = current[_PROCESS] if current is not None else self._outside
         old = process.sources.get(summary.source)
         if old is None or old.status != status or old.sha256 != sha256 or old.reason != reason:
@@ -355,13 +482,29 @@ class Aggregator:
         or when its current skip (or drop) began: not when this process said so.
         """
         key = summary.source
+        if old is None and not process.attached and not self._attach(process):
+            return  # a process let go whose name a newer one has: its state is not kept
+        if process is self._at_process and key not in self._at_undo:
+            self._at_undo[key] = old  # --at's render had it so: remembered, not the whole state copied
         if old is not None and old.status in _IN_PROMPT:
             summary.renders += process.closed - process.entered.pop(key, process.closed)
         held = status in _IN_PROMPT
         since = self._hashes.get(key, {}).get(sha256 or "", time) if held else summary.status_since
         process.sources[key] = SourceAt(key, summary.name, summary.url, status, reason, sha256, chars, since)
-        if status in _IN_PROMPT:
+        if held:
             process.entered[key] = process.closed
+        if old is None:
+            self._entries += 1
+            if self._entries > MAX_PROCESS_ENTRIES:
+                self._let_go()
+
+    def _attach(self, process: _Process) -> bool:
+        """A process let go logs again (a render of it still open): back in the table, unless its name is taken."""
+        if process.name in self._processes:
+            return False
+        self._processes[process.name] = process
+        process.attached = True
+        return True
 
     def _settle(self, process: _Process) -> None:
         """Count the renders each source still in *process*'s prompt was part of (the process is done with)."""
@@ -377,7 +520,9 @@ class Aggregator:
         get = event.get
         sha256 = get("sha256")
         chars = get("chars")
-        if (chars is not None and chars.__class__ is not int) or (sha256 is not None and sha256.__class__ is not str):
+        if (chars is not None and chars.__class__ is not int) or (
+            sha256 is not None and (sha256.__class__ is not str or len(sha256) > MAX_HASH_CHARS)
+        ):
             raise TypeError("chars")  # checked first: a bad line changes nothing
         summary = self.sources.get(event["source"])
         if summary is None:
@@ -390,26 +535,35 @@ class Aggregator:
         if summary is None:
             return
         summary.loads += 1
-        summary.prompt_chars = chars
         cache = get("cache")
-        summary.cache[cache if cache.__class__ is str else str(cache)] += 1
-        summary.last_seen = time
-        if summary.last_status != "loaded":
-            self._before_load[summary.source] = (
-                current[_ID] if current is not None else None,
-                summary.last_status,
-                summary.last_reason,
-                summary.status_since,
-            )
-            summary.status_since = time
-            summary.last_status, summary.last_reason, summary.last_detail = "loaded", None, ""
-        if sha256 != summary.sha256 or sha256 is None:  # its size changes with its content, and only then
-            size = get("bytes")
-            if sha256 is not None:
-                self._changed(summary, sha256, chars, size, time, current)
-            if summary.first_chars is None:
-                summary.first_chars = chars
-            summary.sha256, summary.chars, summary.bytes = sha256, chars, size if size.__class__ is int else None
+        counted = summary.cache
+        if cache in counted:  # a str: only labels are keys
+            counted[cache] += 1  # type: ignore[index]
+        else:
+            _tally(counted, _label(cache))
+        last = summary.last_seen
+        if time is not None and last is not None and time < last:  # read out of time order: it is not "now"
+            if sha256 is not None and sha256 not in self._hashes.get(summary.source, ()):
+                self._changed(summary, sha256, chars, get("bytes"), time, current)
+        else:
+            summary.prompt_chars = chars
+            summary.last_seen = time
+            if summary.last_status != "loaded":
+                self._before_load[summary.source] = (
+                    current[_ID] if current is not None else None,
+                    summary.last_status,
+                    summary.last_reason,
+                    summary.status_since,
+                )
+                summary.status_since = time
+                summary.last_status, summary.last_reason, summary.last_detail = "loaded", None, ""
+            if sha256 != summary.sha256 or sha256 is None:  # its size changes with its content, and only then
+                size = get("bytes")
+                if sha256 is not None:
+                    self._changed(summary, sha256, chars, size, time, current)
+                if summary.first_chars is None:
+                    summary.first_chars = chars
+                summary.sha256, summary.chars, summary.bytes = sha256, chars, size if size.__class__ is int else None
         old = process.sources.get(summary.source)
         if old is None or old.status != "loaded" or old.sha256 != sha256:
             self._enter(process, summary, old, "loaded", None, sha256, chars, time)
@@ -426,11 +580,20 @@ class Aggregator:
         seen = self._hashes.setdefault(summary.source, {})
         if sha256 not in seen:
             summary.versions += 1
-            if len(seen) < MAX_HASHES:
+            if len(seen) < MAX_HASHES and self._hashes_kept < MAX_HASHES_KEPT:
                 seen[sha256] = time
-        summary.sha256_changed = time
+                self._hashes_kept += 1
+        if summary.sha256_changed is None or time is None or time > summary.sha256_changed:
+            summary.sha256_changed = time
+        changes = summary.changes
+        if len(changes) == changes.maxlen:
+            pass  # the deque lets its oldest go
+        elif self._changes_kept >= MAX_CHANGES_KEPT and len(changes) >= MIN_CHANGES:
+            changes.popleft()
+        else:
+            self._changes_kept += 1
         render_id = current[_ID] if current is not None else None
-        summary.changes.append(VersionChange(time, sha256, chars, size if type(size) is int else None, render_id))
+        changes.append(VersionChange(time, sha256, chars, size if type(size) is int else None, render_id))
 
     def _skipped(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
         summary = self._source(event)
@@ -438,13 +601,14 @@ class Aggregator:
             current[_SKIPPED] += 1
         if summary is None:
             return
-        reason = str(event.get("reason"))
-        summary.skips[reason] += 1
-        summary.prompt_chars = 0
-        required = event.get("required")
-        if type(required) is bool:
-            summary.required = required
-        self._put(current, summary, "skipped", reason, str(event.get("detail") or ""), None, None, time)
+        reason = _label(event.get("reason"))
+        _tally(summary.skips, reason)
+        if not self._older(summary, time):
+            summary.prompt_chars = 0
+            required = event.get("required")
+            if type(required) is bool:
+                summary.required = required
+        self._put(current, summary, "skipped", reason, _text(event.get("detail")), None, None, time)
 
     def _stale(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
         summary = self._source(event)
@@ -453,10 +617,9 @@ class Aggregator:
         if summary is None:
             return
         summary.stale += 1
-        reason = str(event.get("reason"))
-        sha256 = event.get("sha256") or summary.sha256
-        detail = str(event.get("detail") or "")
-        self._put(current, summary, "stale", reason, detail, sha256, summary.chars, time)
+        reason = _label(event.get("reason"))
+        sha256 = _text(event.get("sha256"), MAX_HASH_CHARS) or summary.sha256
+        self._put(current, summary, "stale", reason, _text(event.get("detail")), sha256, summary.chars, time)
 
     def _retried(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
         summary = self._source(event)
@@ -469,10 +632,11 @@ class Aggregator:
             current[_DROPPED] += 1
         if summary is None:
             return
-        reason = str(event.get("reason"))
-        summary.drops[reason] += 1
-        summary.prompt_chars = 0
-        detail = str(event.get("detail") or "")
+        reason = _label(event.get("reason"))
+        _tally(summary.drops, reason)
+        if not self._older(summary, time):
+            summary.prompt_chars = 0
+        detail = _text(event.get("detail"))
         self._put(current, summary, "dropped", reason, detail, summary.sha256, summary.chars, time)
 
     def _truncated(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
@@ -482,7 +646,7 @@ class Aggregator:
         if summary is not None:
             summary.truncations += 1
             kept = event.get("chars_after")
-            if type(kept) is int:
+            if type(kept) is int and not self._older(summary, time):
                 summary.prompt_chars = kept
 
     def _escaped(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
@@ -499,19 +663,28 @@ class Aggregator:
         if current is None:
             return
         get = event.get
+        sha256, chars, hits = get("sha256"), get("chars"), get("cache_hits")
         self._finishing(event, time, current)
-        current[_SHA256], current[_CHARS] = get("sha256"), get("chars")
-        current[_CACHE_HITS] = int(get("cache_hits") or 0)
+        current[_SHA256] = _text(sha256, MAX_HASH_CHARS) or None
+        current[_CHARS] = chars if chars.__class__ is int else None
+        current[_CACHE_HITS] = hits if hits.__class__ is int else 0
         self._close(current)
 
     def _failed(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
         if current is None:
             return
+        failures = event.get("failures") or ()
+        if failures.__class__ is not list:
+            raise TypeError("failures")
         self._finishing(event, time, current)
         current[_FAILED] = True
         current[_FAILURES] = [
-            RenderFailure(str(f.get("source")), str(f.get("reason")), str(f.get("detail") or ""))
-            for f in event.get("failures") or ()
+            RenderFailure(
+                _text(f.get("source"), MAX_FAILURE_CHARS),
+                _label(f.get("reason")),
+                _text(f.get("detail"), MAX_FAILURE_CHARS),
+            )
+            for f in failures[:MAX_FAILURES]
             if type(f) is dict
         ]
         self._close(current)
@@ -519,6 +692,7 @@ class Aggregator:
     def _finishing(self, event: dict[str, Any], time: str | None, current: list[Any]) -> None:
         get = event.get
         self._open.pop(current[_ID], None)
+        self._remember(current[_ID])
         schema = get("schema")
         if type(schema) is int:
             current[_SCHEMA] = schema
@@ -526,18 +700,27 @@ class Aggregator:
                 self.counts.newer_schema += current[_EVENTS]
         current[_FINISHED] = True
         current[_TIME] = time
-        current[_DURATION] = get("duration_ms")
-        current[_SOURCES_LOADED] = int(get("sources_loaded") or 0)
-        current[_SOURCES_SKIPPED] = int(get("sources_skipped") or 0)
+        duration, loaded, skipped = get("duration_ms"), get("sources_loaded"), get("sources_skipped")
+        current[_DURATION] = duration if duration.__class__ in (int, float) else None
+        current[_SOURCES_LOADED] = loaded if loaded.__class__ is int else 0
+        current[_SOURCES_SKIPPED] = skipped if skipped.__class__ is int else 0
         if current[_HOST] is None:
-            current[_HOST], current[_PID] = get("host"), get("pid")
+            self._where(current, event)
+
+    def _remember(self, render_id: str) -> None:
+        """A render finished: its id is kept (the latest :data:`MAX_FINISHED_IDS`) to know it if read again."""
+        finished, order = self._finished, self._finished_order
+        finished.add(render_id)
+        order.append(render_id)
+        if len(order) > MAX_FINISHED_IDS:
+            finished.discard(order.popleft())
 
     def _close(self, current: list[Any]) -> None:
         """A render is over: list it, count it for its process's sources, keep it if it answers ``--at``."""
         time = current[_TIME]
         if time is not None:
             self._seen(time)
-        self.renders.append(current)
+        self._renders.append(current)
         self.renders_total += 1
         if current[_FAILED]:
             self.renders_failed += 1
@@ -549,10 +732,31 @@ class Aggregator:
         at = self.filters.at
         if at is not None and time is not None and time <= at:
             best = self._at
-            if best is None or (best[0][_TIME] or "") <= time:
-                self._at = (current, dict(process.sources))
+            if best is None or (best[_TIME] or "") <= time:
+                self._at, self._at_process, self._at_undo = current, process, {}
 
     # -- the result ------------------------------------------------------------------------------
+
+    def _at_state(self) -> dict[str, SourceAt]:
+        """The sources of ``--at``'s render as it had them: its process's state now, with later changes undone."""
+        assert self._at_process is not None
+        state = dict(self._at_process.sources)
+        for key, old in self._at_undo.items():
+            if old is None:
+                state.pop(key, None)
+            else:
+                state[key] = old
+        return state
+
+    def _prompt_at(self, shown: set[str]) -> PromptAt:
+        """``--at``: the best render, and each source as it had it."""
+        at = self.filters.at
+        assert at is not None
+        if self._at is None or self._at_process is None:
+            return PromptAt(at, None)
+        state = self._at_state()
+        records = sorted((r for r in state.values() if r.source in shown), key=lambda r: r.source)
+        return PromptAt(at, _summary(self._at), records)
 
     def finish(self) -> Audit:
         """The audit of everything fed; renders never finished are listed as such."""
@@ -561,7 +765,12 @@ class Aggregator:
         for process in (*self._processes.values(), self._outside):
             self._settle(process)
         filters = self.filters
-        listed = [_summary(record) for record in self.renders]
+        for summary in self.sources.values():  # kept in the order read; shown in time order
+            if len(summary.changes) > 1:
+                ordered = sorted(summary.changes, key=lambda c: c.time or "")
+                summary.changes.clear()
+                summary.changes.extend(ordered)
+        listed = [_summary(record) for record in self._renders]
         sources = sorted(self.sources.values(), key=lambda s: s.source)
         if filters.reasons:
             wanted = set(filters.reasons)
@@ -575,16 +784,7 @@ class Aggregator:
                 sources = [s for s in sources if s.last_status in statuses or s.source in failed]
             else:
                 sources = [s for s in sources if s.last_status in statuses]
-        at = None
-        if filters.at is not None:
-            shown = {s.source for s in sources}
-            if self._at is None:
-                at = PromptAt(filters.at, None)
-            else:
-                record, state = self._at
-                render = _summary(record)
-                records = sorted((r for r in state.values() if r.source in shown), key=lambda r: r.source)
-                at = PromptAt(filters.at, render, records)
+        at = self._prompt_at({s.source for s in sources}) if filters.at is not None else None
         return Audit(
             schema=SCHEMA_VERSION,
             inputs=self.inputs,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,32 +62,34 @@ svg{display:block;max-width:100%;height:auto}svg text{font:12px "DejaVu Sans",sa
 
 
 def write_html(audit: Audit, path: str | Path, *, title: str = "memconfig audit") -> None:
-    """Write :func:`render_html`'s page to *path* (UTF-8)."""
-    Path(path).write_text(render_html(audit, title=title), encoding="utf-8", newline="\n")
+    """Write :func:`render_html`'s page to *path* (UTF-8), a section at a time: a large audit's page is never whole."""
+    with open(path, "w", encoding="utf-8", newline="\n") as page:
+        page.writelines(_page(audit, title))
 
 
 def render_html(audit: Audit, *, title: str = "memconfig audit") -> str:
     """The whole page: what needs attention first, then the charts, the versions, the renders and the inputs."""
-    body = [
-        f"<h1>{_text(title)}</h1>",
-        _overview(audit),
-        _attention(audit),
-        _prompt_at(audit),
-        _share(audit),
-        _timeline(audit),
-        _versions(audit),
-        _renders(audit),
-        _inputs(audit),
-    ]
-    return (
+    return "".join(_page(audit, title))
+
+
+def _page(audit: Audit, title: str) -> Iterator[str]:
+    yield (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{_POLICY}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{_text(title)}</title><style>{_STYLE}</style></head>\n<body>\n"
-        + "\n".join(part for part in body if part)
-        + "\n</body></html>\n"
+        f"<h1>{_text(title)}</h1>"
     )
+    sections: tuple[Callable[[Audit], str | Iterator[str]], ...] = (
+        _overview, _attention, _prompt_at, _share, _timeline, _versions, _renders, _inputs
+    )  # fmt: skip
+    for section in sections:
+        part = section(audit)
+        for piece in (part,) if isinstance(part, str) else part:
+            if piece:
+                yield "\n" + piece
+    yield "\n</body></html>\n"
 
 
 # -- sections ---------------------------------------------------------------------------------------------------
@@ -228,23 +230,23 @@ def _timeline(audit: Audit) -> str:
     return "\n".join(parts)
 
 
-def _versions(audit: Audit) -> str:
-    parts = ['<h2 id="versions">Version changes per source</h2>']
+def _versions(audit: Audit) -> Iterator[str]:
+    """A section per source, made as the page is written (the longest part of a large audit's page)."""
+    yield '<h2 id="versions">Version changes per source</h2>'
     if not audit.sources:
-        parts.append("<p>No source in these logs.</p>")
-        return "\n".join(parts)
+        yield "<p>No source in these logs.</p>"
+        return
     for source in audit.sources:
         summary = _version_summary(source)
         extras = _extras(source)
-        parts.append(
+        yield (
             f'<section class="source"><h3>{_text(_clip(source.name or source.source))} {_badge(source.last_status)}'
             f'</h3><p class="meta">key <code>{_text(_clip(source.source))}</code> · <code>{_text(_clip(source.url))}'
             f"</code><br>{_text(summary)}{'<br>' + _text(extras) if extras else ''}</p>"
         )
         if source.changes:
-            parts.append(_changes_table(list(source.changes), source.versions))
-        parts.append("</section>")
-    return "\n".join(parts)
+            yield _changes_table(list(source.changes), source.versions)
+        yield "</section>"
 
 
 def _renders(audit: Audit) -> str:

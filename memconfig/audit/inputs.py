@@ -24,13 +24,24 @@ from typing import IO, Any
 from ..exceptions import ConfigError
 from ..sources.redact import Redactor, redact_url
 
-__all__ = ["CHUNK_BYTES", "MAX_LINE_BYTES", "STDIN", "LogInput", "line_pieces", "log_inputs"]
+__all__ = [
+    "CHUNK_BYTES",
+    "HEAD_BLOCK_BYTES",
+    "MAX_LINE_BYTES",
+    "STDIN",
+    "LogInput",
+    "error_text",
+    "line_pieces",
+    "log_inputs",
+]
 
 STDIN = "-"
 #: The longest line read as a line; a longer one is counted as ``too_long`` and skipped.
 MAX_LINE_BYTES = 1 << 20
 #: The read buffer's size.
 CHUNK_BYTES = 1 << 18
+#: The block a remote log's first lines are read in (to order logs by time): not the store's default 50 MB.
+HEAD_BLOCK_BYTES = 1 << 16
 _GLOB_CHARS = frozenset("*?[")
 _NO_GLOB = frozenset({"http", "https"})  # a URL's "?" begins its query (a signed URL's), not a pattern
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -44,6 +55,8 @@ class LogInput:
     open: Callable[[], contextlib.AbstractContextManager[IO[bytes]]]
     redact: Callable[[str], str] = redact_url
     """Masks the secrets its storage options hold (and credentials in URLs) in a text about it: an error."""
+    head: Callable[[], contextlib.AbstractContextManager[IO[bytes]]] | None = None
+    """Opens it to read its first lines only (small reads from a remote store); None when it can be read once."""
 
 
 def log_inputs(
@@ -92,18 +105,25 @@ def _expand(name: str, storage: Mapping[str, Mapping[str, Any]], secrets: Sequen
     except ImportError as exc:
         raise ConfigError(f"cannot read {label}: {shown(str(exc))}") from None
     except (ValueError, OSError) as exc:
-        raise ConfigError(f"cannot read {label}: {shown(_reason(exc))}") from None
+        raise ConfigError(f"cannot read {label}: {shown(error_text(exc))}") from None
     except Exception as exc:  # a remote filesystem's own error (credentials, a bucket that is not there)
-        raise ConfigError(f"cannot read {label}: {shown(_reason(exc))}") from None
+        raise ConfigError(f"cannot read {label}: {shown(error_text(exc))}") from None
     single = len(paths) == 1 and paths[0] == path
     local = split_protocol(name)[0] is None  # a plain path: its matches shown as paths, not file:// URLs
     return [
-        LogInput(label if single else shown(p if local else fs.unstrip_protocol(p)), _opener(fs, p), shown)
+        LogInput(
+            label if single else shown(p if local else fs.unstrip_protocol(p)),
+            _opener(fs, p),
+            shown,
+            _opener(fs, p, HEAD_BLOCK_BYTES),
+        )
         for p in paths
     ]
 
 
-def _opener(fs: Any, path: str) -> Callable[[], contextlib.AbstractContextManager[IO[bytes]]]:
+def _opener(
+    fs: Any, path: str, block_size: int | None = None
+) -> Callable[[], contextlib.AbstractContextManager[IO[bytes]]]:
     from fsspec.compression import compr
     from fsspec.implementations.local import LocalFileSystem
     from fsspec.utils import infer_compression
@@ -113,7 +133,8 @@ def _opener(fs: Any, path: str) -> Callable[[], contextlib.AbstractContextManage
     @contextlib.contextmanager
     def open_log() -> Iterator[IO[bytes]]:
         compression = infer_compression(path)
-        with open(path, "rb") if local else fs.open(path, "rb") as raw:  # a local file: Python's own, buffered in C
+        sized = {} if block_size is None else {"block_size": block_size}
+        with open(path, "rb") if local else fs.open(path, "rb", **sized) as raw:  # local: Python's own, buffered in C
             if compression is None:
                 yield raw
                 return
@@ -137,10 +158,11 @@ def _stdin() -> Iterator[IO[bytes]]:
     yield stream
 
 
-def _reason(exc: BaseException) -> str:
-    """An error as one line: its text, or its type when it has none."""
-    text = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-    return " ".join(str(text).split())
+def error_text(exc: BaseException) -> str:
+    """An error as one line: the system's words for an OS error, else its type and message."""
+    strerror = getattr(exc, "strerror", None)
+    text = str(strerror) if strerror else f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return " ".join(text.split())
 
 
 def line_pieces(stream: IO[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[bytes]:

@@ -193,7 +193,13 @@ class LineCounts:
     newer_schema: int = 0
     """Events of a newer schema than this reader's: read for the fields it knows."""
     unknown_events: Counter[str] = field(default_factory=Counter)
-    """memconfig-shaped lines (a ``render_id``) naming an event this reader does not know."""
+    """memconfig-shaped lines (a ``render_id``) naming an event this reader does not know (past 50 names,
+    under ``(other)``)."""
+    repeated: int = 0
+    """Events of a render already read whole: the same log given twice, or a copy of it (counted once)."""
+    not_itemised: Counter[str] = field(default_factory=Counter)
+    """Events read and counted in their render, but past a bound of the audit's memory: ``sources`` for
+    the events of sources beyond the first 10,000."""
 
 
 @dataclass(slots=True)

@@ -3,7 +3,7 @@
 ``-c FILE`` is optional: with it, logs in a bucket or behind a server are
 reached with the config's ``storage`` options, and with no LOG the config's
 ``logging.file`` is read. On a terminal the tables are drawn by rich and a
-long audit shows a bar (one step per log read); piped, or with ``--quiet``,
+long audit shows a bar (a step per log, and its lines so far); piped, or with ``--quiet``,
 neither. Exit 0 when every log was read, 1 when one could not be read in full
 (the others are still reported), 2 for a usage mistake.
 """
@@ -17,7 +17,7 @@ import orjson
 
 from ..audit.aggregate import Filters
 from ..audit.inputs import STDIN, log_inputs
-from ..audit.model import STATUSES, Audit
+from ..audit.model import STATUSES, Audit, InputSummary
 from ..audit.output import TABLE_RENDERS, audit_data, audit_tables, headline
 from ..audit.read import read_audit
 from ..audit.times import parse_user_time
@@ -33,6 +33,7 @@ HELP = "read load logs (files, globs, URLs, '-') and report each source and each
 CONFIG_OPTIONAL = True
 #: Exit code when a log could not be read in full.
 UNREADABLE = 1
+READING = "reading logs"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -89,14 +90,25 @@ def run(config: Config | None, args: argparse.Namespace) -> int:
     secrets = config.secret_values if config is not None else ()
     storage = dict(config.storage) if config is not None else {}
     logs = log_inputs(names, storage, secrets)
-    with progress(len(logs), "reading logs", quiet=getattr(args, "quiet", False)) as bar:
-        audit = read_audit(logs, filters, progress=lambda _read: bar.advance(), secrets=secrets)
+    with progress(len(logs), READING, quiet=getattr(args, "quiet", False)) as bar:
+
+        def done(read: InputSummary) -> None:
+            bar.describe(READING)
+            bar.advance()
+
+        def reading(read: InputSummary) -> None:
+            bar.describe(f"{READING}: {read.name}, {read.lines:,} lines")
+
+        audit = read_audit(logs, filters, progress=done, tick=reading, secrets=secrets)
     if args.html:
         from ..audit.html import write_html  # only this output needs it
 
         write_html(audit, args.html)
     elif args.format == "json":
-        sys.stdout.write(orjson.dumps(audit_data(audit), option=orjson.OPT_INDENT_2).decode() + "\n")
+        data = orjson.dumps(audit_data(audit), option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)  # as bytes: a large audit is not copied again into text
+        sys.stdout.flush()
     else:
         print_tables(audit, args.renders)
     unreadable = [log for log in audit.inputs if log.error]

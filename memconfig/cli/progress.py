@@ -86,6 +86,13 @@ class Progress:
             self.total += count
             self._update()
 
+    def describe(self, label: str) -> None:
+        """Say what is being done now (a long log's lines read so far, say)."""
+        with self._lock:
+            self.label = label
+            if self._display is not None:
+                self._display.update(self._task, description=label)
+
     def finished(self, name: str) -> None:
         """:class:`~memconfig.load.watch.ReadWatcher`: a source was read."""
         self.advance()
