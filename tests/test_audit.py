@@ -348,6 +348,85 @@ def test_a_glob_over_rotated_logs_some_gzipped(
     assert data["renders_total"] == 5
 
 
+def _long_lived_log(folder: Path) -> Path:
+    """One process, four renders under ``revalidate``: a source unchanged since the last turn logs nothing."""
+    (folder / "a.md").write_text("A one.\n", encoding="utf-8")
+    (folder / "b.md").write_text("B, never edited.\n", encoding="utf-8")
+    config = Config.from_mapping(
+        {"version": 1, "sources": ["a.md", "b.md"], "cache": {"policy": "revalidate"}}, base_dir=folder
+    )
+    log = folder / "whole.jsonl"
+    pipeline, state = Pipeline.from_config(config), {}
+    with open(log, "ab") as stream:
+        configure_cli_logging("json", "info", stream)
+        pipeline.build(state)
+        for text in ("A two, longer.\n", "A three.\n", "A four, the last.\n"):
+            (folder / "a.md").write_text(text, encoding="utf-8")
+            pipeline.build(state)
+    structlog.reset_defaults()
+    return log
+
+
+def test_rotated_logs_named_newest_first_read_in_time_order(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """RotatingFileHandler's names: ``memconfig.jsonl`` newest, ``.1`` and ``.2`` older; a glob lists the newest first.
+
+    The audit reads them oldest first (by their first event), so it says what the whole log says: each
+    source's status now and since when, its renders, and what the prompt held at the end, including the
+    source unchanged in the newer files (which logged nothing there).
+    """
+    whole = _long_lived_log(tmp_path)
+    renders = [[]]  # type: list[list[bytes]]
+    for line in whole.read_bytes().splitlines(keepends=True):
+        renders[-1].append(line)
+        if b'"prompt_built"' in line:
+            renders.append([])
+    rotated = tmp_path / "rotated"
+    rotated.mkdir()
+    for name, part in (
+        ("memconfig.jsonl.2", renders[:2]),
+        ("memconfig.jsonl.1", renders[2:3]),
+        ("memconfig.jsonl", renders[3:]),
+    ):
+        (rotated / name).write_bytes(b"".join(line for render in part for line in render))
+    end = "2999-01-01"
+    expected = audit(capsys, str(whole), "--format", "json", "--at", end).json()
+    found = audit(capsys, str(rotated / "memconfig.jsonl*"), "--format", "json", "--at", end).json()
+    assert [Path(i["name"]).name for i in found["inputs"]] == [
+        "memconfig.jsonl.2",
+        "memconfig.jsonl.1",
+        "memconfig.jsonl",
+    ]
+    assert found["sources"] == expected["sources"]
+    assert found["at"] == expected["at"]
+    assert {s["source"]: s["in_prompt"] for s in found["at"]["sources"]} == {"a.md": True, "b.md": True}
+    assert by_source(found)["b.md"]["renders"] == 4 and by_source(found)["a.md"]["versions"] == 4
+
+
+def test_hosts_logs_overlapping_in_time_give_each_source_its_latest_status(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two hosts' logs over the same days, read one after the other: a source's status now is its latest event's."""
+
+    def line(host: str, time: str, event: str, **fields: Any) -> bytes:
+        return (
+            orjson.dumps({"event": event, "render_id": f"{host}-1", "timestamp": time, "host": host, **fields}) + b"\n"
+        )
+
+    early, late = "2026-11-30T09:00:00.000000Z", "2026-12-02T09:00:00.000000Z"
+    (tmp_path / "a.jsonl").write_bytes(  # host a: loaded on Monday, then skipped on Wednesday
+        line("a", early, "source_loaded", source="x.md", chars=3, sha256="1" * 64)
+        + line("a", late, "source_skipped", source="x.md", reason="not_found")
+    )
+    (tmp_path / "b.jsonl").write_bytes(  # host b, read second: loaded on Tuesday
+        line("b", "2026-12-01T09:00:00.000000Z", "source_loaded", source="x.md", chars=3, sha256="1" * 64)
+    )
+    x = by_source(audit(capsys, str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--format", "json").json())[
+        "x.md"
+    ]
+    assert (x["last_status"], x["last_reason"], x["status_since"]) == ("skipped", "not_found", late)
+    assert x["loads"] == 2 and x["skips"] == {"not_found": 1}
+
+
 def test_a_log_in_a_bucket(
     history: History, bucket: Bucket, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -364,6 +443,8 @@ def test_a_log_in_a_bucket(
     ]
     assert data["renders_total"] == 5  # the same renders in two copies: counted once
     assert data["lines"]["repeated"] == data["inputs"][1]["lines"]  # every line of the copy, as a repeat
+    table = audit(capsys, "-c", str(config), f"s3://{bucket.name}/agents/*/memconfig-*.jsonl.gz").out
+    assert f"{data['lines']['repeated']:,} repeated (renders already read: a log given twice, or a copy)" in table
     secret = bucket.server.secret
     assert secret not in run.out + run.err
 
@@ -676,6 +757,23 @@ def _hostile(kind: str) -> Iterator[bytes]:
     elif kind == "names":  # 200,000 distinct unknown event names
         for i in range(200_000):
             yield dumps({"event": f"event_{i}_{'x' * 50}", "render_id": None})
+
+
+def test_sources_past_the_bound_are_counted_not_listed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from memconfig.audit.aggregate import MAX_SOURCES
+
+    log = tmp_path / "many.jsonl"
+    log.write_bytes(
+        b"".join(
+            orjson.dumps({"event": "source_loaded", "render_id": "p-1", "source": f"s{i:05}.md", "chars": 1}) + b"\n"
+            for i in range(MAX_SOURCES + 50)
+        )
+    )
+    data = audit(capsys, str(log), "--format", "json").json()
+    assert len(data["sources"]) == MAX_SOURCES and data["lines"]["not_itemised"] == {"sources": 50}
+    assert data["renders"][0]["loaded"] == MAX_SOURCES + 50  # its render still counts them all
+    table = audit(capsys, str(log)).out
+    assert "50 events of sources past the audit's bounds (counted in their renders, not listed)" in table
 
 
 @pytest.mark.parametrize("kind", ["sources", "processes", "versions", "text", "failures", "names"])

@@ -596,30 +596,31 @@ class Aggregator:
         changes.append(VersionChange(time, sha256, chars, size if type(size) is int else None, render_id))
 
     def _skipped(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
+        reason, detail = _label(event.get("reason")), _text(event.get("detail"))  # first: a bad line changes nothing
         summary = self._source(event)
         if current is not None:
             current[_SKIPPED] += 1
         if summary is None:
             return
-        reason = _label(event.get("reason"))
         _tally(summary.skips, reason)
         if not self._older(summary, time):
             summary.prompt_chars = 0
             required = event.get("required")
             if type(required) is bool:
                 summary.required = required
-        self._put(current, summary, "skipped", reason, _text(event.get("detail")), None, None, time)
+        self._put(current, summary, "skipped", reason, detail, None, None, time)
 
     def _stale(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
+        reason, detail = _label(event.get("reason")), _text(event.get("detail"))
+        logged = _text(event.get("sha256"), MAX_HASH_CHARS)
         summary = self._source(event)
         if current is not None:
             current[_STALE] += 1
         if summary is None:
             return
         summary.stale += 1
-        reason = _label(event.get("reason"))
-        sha256 = _text(event.get("sha256"), MAX_HASH_CHARS) or summary.sha256
-        self._put(current, summary, "stale", reason, _text(event.get("detail")), sha256, summary.chars, time)
+        sha256 = logged or summary.sha256
+        self._put(current, summary, "stale", reason, detail, sha256, summary.chars, time)
 
     def _retried(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
         summary = self._source(event)
@@ -627,16 +628,15 @@ class Aggregator:
             summary.retries += 1
 
     def _dropped(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
+        reason, detail = _label(event.get("reason")), _text(event.get("detail"))
         summary = self._source(event)
         if current is not None:
             current[_DROPPED] += 1
         if summary is None:
             return
-        reason = _label(event.get("reason"))
         _tally(summary.drops, reason)
         if not self._older(summary, time):
             summary.prompt_chars = 0
-        detail = _text(event.get("detail"))
         self._put(current, summary, "dropped", reason, detail, summary.sha256, summary.chars, time)
 
     def _truncated(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:

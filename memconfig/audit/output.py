@@ -79,6 +79,10 @@ def _counts(counts: LineCounts) -> str:
     unknown = sum(counts.unknown_events.values())
     if unknown:
         parts.append(f"{unknown:,} unknown events ({_count(counts.unknown_events)})")
+    if counts.repeated:
+        parts.append(f"{counts.repeated:,} repeated (renders already read: a log given twice, or a copy)")
+    for bound, n in sorted(counts.not_itemised.items()):
+        parts.append(f"{n:,} events of {bound} past the audit's bounds (counted in their renders, not listed)")
     return ", ".join(parts)
 
 
