@@ -245,3 +245,18 @@ def test_the_filters_echoed_are_masked_and_still_match(logs: dict[str, Path], tm
     assert data["filters"]["source"] == ["https://***@example.com/a.md?X-Amz-Signature=***&part=1"]
     table = audit(logs["foreign"], "--source", pattern).out
     assert "filters: source https://***@example.com/*" in table
+
+
+def test_a_secret_written_in_the_config_is_masked_too(logs: dict[str, Path], tmp_path: Path) -> None:
+    """A secret written literally in the config's storage options (no ``${VAR}``), found bare in a log: masked."""
+    literal = "SECRET-literal-storage-key"
+    config = tmp_path / "literal.yaml"
+    config.write_text(
+        yaml.safe_dump({"version": 1, "storage": {"s3": {"key": "reader", "secret": literal}}}), encoding="utf-8"
+    )
+    log = tmp_path / "literal.jsonl"
+    lines = [loaded(f"s3://bucket/{literal}/notes.md", SHA_B, "feedfacecafe-2", T2), built("feedfacecafe-2", T2)]
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    for where, shown in outputs(tmp_path, "-c", config, log).items():
+        assert_clean(shown, where)
+        assert "s3://bucket/***/notes.md" in shown.everything, where

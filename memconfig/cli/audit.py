@@ -23,6 +23,7 @@ from ..audit.read import read_audit
 from ..audit.times import parse_user_time
 from ..config import Config
 from ..exceptions import ConfigError
+from ..sources.redact import secret_values_in
 from .progress import progress
 from .tables import print_table
 
@@ -87,8 +88,11 @@ def run(config: Config | None, args: argparse.Namespace) -> int:
     )
     if filters.since and filters.until and filters.since > filters.until:
         raise ConfigError(f"--since {args.since} is after --until {args.until}")
-    secrets = config.secret_values if config is not None else ()
     storage = dict(config.storage) if config is not None else {}
+    secrets = (
+        *(config.secret_values if config is not None else ()),
+        *(value for options in storage.values() for value in secret_values_in(options)),
+    )  # masked wherever an older or a foreign log may hold them bare
     logs = log_inputs(names, storage, secrets)
     with progress(len(logs), READING, quiet=getattr(args, "quiet", False)) as bar:
 
@@ -105,16 +109,25 @@ def run(config: Config | None, args: argparse.Namespace) -> int:
 
         write_html(audit, args.html)
     elif args.format == "json":
-        data = orjson.dumps(audit_data(audit), option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
-        sys.stdout.flush()
-        sys.stdout.buffer.write(data)  # as bytes: a large audit is not copied again into text
-        sys.stdout.flush()
+        write_bytes(orjson.dumps(audit_data(audit), option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
     else:
         print_tables(audit, args.renders)
     unreadable = [log for log in audit.inputs if log.error]
     for log in unreadable:
         print(f"memconfig: warning: cannot read {log.name}: {log.error}", file=sys.stderr)
     return UNREADABLE if unreadable else 0
+
+
+def write_bytes(data: bytes) -> None:
+    """*data* (UTF-8) to stdout as bytes when it has a buffer: a large audit is not copied again into text."""
+    out = sys.stdout
+    buffer = getattr(out, "buffer", None)
+    if buffer is None:  # a StringIO, say
+        out.write(data.decode())
+        return
+    out.flush()
+    buffer.write(data)
+    buffer.flush()
 
 
 def print_tables(audit: Audit, renders: int) -> None:

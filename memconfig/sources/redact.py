@@ -34,6 +34,7 @@ __all__ = [
     "redact_options",
     "redact_text",
     "redact_url",
+    "secret_values_in",
     "url_secrets",
     "userinfo_spans",
     "variable_secrets",
@@ -276,14 +277,15 @@ def redact_options(options: Mapping[str, Any]) -> dict[str, Any]:
     return {key: _redact_value(str(key), value) for key, value in options.items()}
 
 
-def _secret_values(options: Mapping[str, Any]) -> Iterator[str]:
+def secret_values_in(options: Mapping[str, Any]) -> Iterator[str]:
+    """The secret values *options* hold: under a secret-looking name, or inside a URL-like value."""
     for key, value in options.items():
         yield from _secrets_in(str(key), value)
 
 
 def _secrets_in(key: str, value: Any) -> Iterator[str]:
     if isinstance(value, Mapping):
-        yield from _secret_values(value)
+        yield from secret_values_in(value)
     elif isinstance(value, list | tuple):
         for item in value:
             yield from _secrets_in("", item)
@@ -304,7 +306,7 @@ class Redactor:
     __slots__ = ("_values",)
 
     def __init__(self, options: Mapping[str, Any] | None = None, extra: Iterable[str] = ()) -> None:
-        found = [*_secret_values(options or {}), *extra]
+        found = [*secret_values_in(options or {}), *extra]
         values = {v for v in found if len(v) >= _MIN_SECRET}
         self._values = tuple(sorted(values, key=len, reverse=True))
 
