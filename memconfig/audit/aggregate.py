@@ -249,6 +249,7 @@ class Aggregator:
             self.inputs.append(summary)
         read = summary.lines
         finished = self._finished
+        ticks = _TICK
         counts = self.counts
         foreign, malformed = counts.foreign, counts.malformed
         handlers = self._handlers
@@ -264,7 +265,7 @@ class Aggregator:
         gc.disable()  # a million parsed dicts, none kept in a cycle: the collector would only walk the model, often
         try:
             for number, line in enumerate(lines, 1):  # number is read after the loop
-                if not number & _TICK and tick is not None:
+                if tick is not None and not number & ticks:
                     summary.lines = read + number
                     tick(summary)
                 if len(line) > limit and line[-1] != 10:  # limit + 1 bytes, no newline: a line too long begins
@@ -374,7 +375,11 @@ class Aggregator:
             processes.move_to_end(name)
         current = _TEMPLATE.copy()
         current[_ID], current[_PROCESS_NAME], current[_STARTED] = render_id, name, time
-        self._where(current, event)
+        host, pid = event.get("host"), event.get("pid")
+        if host.__class__ is str:
+            current[_HOST] = host if len(host) <= MAX_HOST_CHARS else _text(host, MAX_HOST_CHARS)
+        if pid.__class__ is int:
+            current[_PID] = pid
         current.append(process)
         if time is not None:
             self._seen(time)
@@ -382,13 +387,6 @@ class Aggregator:
         if len(self._open) > MAX_OPEN_RENDERS:
             self._close(self._open.popitem(last=False)[1])
         return current
-
-    @staticmethod
-    def _where(current: list[Any], event: dict[str, Any]) -> None:
-        """The host and process id a render's event names (the CLI's log lines carry them)."""
-        host, pid = event.get("host"), event.get("pid")
-        current[_HOST] = _text(host, MAX_HOST_CHARS) if host.__class__ is str else None
-        current[_PID] = pid if pid.__class__ is int else None
 
     def _let_go(self) -> None:
         """Forget the least recently active processes, their sources' renders counted, till under the bounds."""
@@ -665,7 +663,7 @@ class Aggregator:
         get = event.get
         sha256, chars, hits = get("sha256"), get("chars"), get("cache_hits")
         self._finishing(event, time, current)
-        current[_SHA256] = _text(sha256, MAX_HASH_CHARS) or None
+        current[_SHA256] = sha256 if sha256.__class__ is str and len(sha256) <= MAX_HASH_CHARS else None
         current[_CHARS] = chars if chars.__class__ is int else None
         current[_CACHE_HITS] = hits if hits.__class__ is int else 0
         self._close(current)
@@ -692,7 +690,11 @@ class Aggregator:
     def _finishing(self, event: dict[str, Any], time: str | None, current: list[Any]) -> None:
         get = event.get
         self._open.pop(current[_ID], None)
-        self._remember(current[_ID])
+        finished, order = self._finished, self._finished_order  # kept to know the render if read again
+        finished.add(current[_ID])
+        order.append(current[_ID])
+        if len(order) > MAX_FINISHED_IDS:
+            finished.discard(order.popleft())
         schema = get("schema")
         if type(schema) is int:
             current[_SCHEMA] = schema
@@ -704,16 +706,10 @@ class Aggregator:
         current[_DURATION] = duration if duration.__class__ in (int, float) else None
         current[_SOURCES_LOADED] = loaded if loaded.__class__ is int else 0
         current[_SOURCES_SKIPPED] = skipped if skipped.__class__ is int else 0
-        if current[_HOST] is None:
-            self._where(current, event)
-
-    def _remember(self, render_id: str) -> None:
-        """A render finished: its id is kept (the latest :data:`MAX_FINISHED_IDS`) to know it if read again."""
-        finished, order = self._finished, self._finished_order
-        finished.add(render_id)
-        order.append(render_id)
-        if len(order) > MAX_FINISHED_IDS:
-            finished.discard(order.popleft())
+        if current[_HOST] is None:  # the first event had none (the CLI's lines all have host and pid)
+            host, pid = get("host"), get("pid")
+            current[_HOST] = _text(host, MAX_HOST_CHARS) if host.__class__ is str else None
+            current[_PID] = pid if pid.__class__ is int else None
 
     def _close(self, current: list[Any]) -> None:
         """A render is over: list it, count it for its process's sources, keep it if it answers ``--at``."""

@@ -49,7 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--html", metavar="FILE", help="write a self-contained HTML report to FILE (instead of stdout)")
     parser.add_argument("--at", metavar="TIME", help="what the prompt held at TIME (the last render at or before it)")
     parser.add_argument("--since", metavar="TIME", help="only events at or after TIME (ISO 8601, or ago: 2d, 6h)")
-    parser.add_argument("--until", metavar="TIME", help="only events at or before TIME")
+    parser.add_argument(
+        "--until", metavar="TIME", help="only events at or before TIME (a date alone: to the end of that day)"
+    )
     parser.add_argument(
         "--source", action="append", default=[], metavar="PATTERN", help="only sources matching (key, name or url)"
     )
