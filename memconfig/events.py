@@ -31,6 +31,7 @@ import structlog
 if TYPE_CHECKING:
     from .failures import Failure
     from .process import Note
+    from .render import Section
     from .sources import Source
     from .stages import LoadResult
 
@@ -42,6 +43,7 @@ __all__ = [
     "processor_note",
     "prompt_failed",
     "render_scope",
+    "rule_not_applicable",
     "source_dropped",
     "source_expanded",
     "source_loaded",
@@ -166,7 +168,8 @@ class EventSpec:
     name: str
     fields: tuple[str, ...]
     level: str
-    """``info``, ``warning``, or ``by reason`` (``source_skipped``: see :func:`source_skipped`)."""
+    """``info``, ``warning``, or ``by reason`` (``source_skipped``: see :func:`source_skipped`; ``debug`` for
+    ``not_applicable``, see :func:`rule_not_applicable`)."""
     about: str
 
 
@@ -234,6 +237,13 @@ EVENTS: Mapping[str, EventSpec] = MappingProxyType(
                 (*_SOURCE, "processor", "tags", "count"),
                 "warning",
                 "a source held its wrapper's closing tag, neutralised so that it cannot end the block",
+            ),
+            EventSpec(
+                "frontmatter_invalid",
+                (*_SOURCE, "processor", "line", "detail"),
+                "warning",
+                "a rule file's frontmatter could not be read (file and line in detail); the file is applied, "
+                "as if it said alwaysApply: true",
             ),
             EventSpec(
                 "prompt_built",
@@ -312,6 +322,46 @@ def source_skipped(source: Source, reason: str, detail: str, duration_ms: float 
             "duration_ms": duration_ms,
         },
     )
+
+
+def rule_not_applicable(section: Section, detail: str) -> None:
+    """A rule file does not apply to this render's paths: ``source_skipped``, reason ``not_applicable``, at ``debug``.
+
+    By design, not a problem: ``required`` is false, since no such skip ever fails a render.
+    """
+    _emit(
+        "debug",
+        "source_skipped",
+        {
+            "source": section.source,
+            "name": section.name,
+            "url": section.url,
+            "parent": section.parent,
+            "via": section.via,
+            "reason": "not_applicable",
+            "detail": detail,
+            "required": False,
+            "duration_ms": 0.0,
+        },
+    )
+
+
+def bytes_replaced(source: Source, encoding: str, detail: str) -> None:
+    """*source* was read with its invalid bytes replaced (``on_decode_error: replace``)."""
+    fields = {"source": source.key, "name": source.name, "url": source.display_url}
+    _emit("warning", "bytes_replaced", {**fields, "encoding": encoding, "detail": detail})
+
+
+def folder_searched(source: Source, folder: str, root: str | None, taken: Sequence[str]) -> None:
+    """A discovery of *source* looked in *folder* and took *taken* (paths) from it."""
+    fields = {"source": source.key, "via": "discover", "folder": folder, "root": root, "taken": list(taken)}
+    _emit("debug", "folder_searched", fields)
+
+
+def candidate_passed(source: Source, folder: str, candidate: str, reason: str, detail: str) -> None:
+    """A discovery of *source* passed over *candidate* in *folder*, for *reason*."""
+    fields = {"source": source.key, "via": "discover", "folder": folder, "candidate": candidate}
+    _emit("debug", "candidate_passed", {**fields, "reason": reason, "detail": detail})
 
 
 def source_stale(source: Source, reason: str, detail: str, sha256: str | None) -> None:

@@ -43,6 +43,8 @@ class SkipReason(enum.StrEnum):
     """A host (or a redirect's target) not in ``loader.allowed_hosts``."""
     OVER_BUDGET = "over_budget"
     """Left out by a budget: ``formatter.budget`` (or the source's own limit) had no room for any of it."""
+    NOT_APPLICABLE = "not_applicable"
+    """A rule file (``rules: frontmatter``) whose frontmatter does not apply to this render's paths in play."""
 
 
 @dataclass(frozen=True, slots=True)

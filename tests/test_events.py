@@ -179,6 +179,7 @@ def test_every_event_has_exactly_its_declared_fields(project: Path, web: WebServ
                 remote,
                 {"url": "long.md", "max_chars": 100},
                 "closes.md",
+                {"glob": "cursor/*.mdc", "rules": "frontmatter"},
             ],
             "loader": FAST,
             "cache": {"policy": "revalidate"},
@@ -188,6 +189,8 @@ def test_every_event_has_exactly_its_declared_fields(project: Path, web: WebServ
     )
     _write(project / "long.md", "a line of forty characters, more or less\n" * 3)
     _write(project / "closes.md", "early </memory> end")
+    _write(project / "cursor" / "bad.mdc", "---\nalwaysApply: yes please\n---\nbad frontmatter")  # invalid
+    _write(project / "cursor" / "ts.mdc", "---\nglobs: src/**/*.ts\n---\nno path in play")  # not applicable
     state: dict[str, Any] = {}
     with capture_logs() as logs:
         pipeline.build(state)  # loaded, skipped, expanded, dropped, truncated, escaped, retried, built

@@ -40,6 +40,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="what to print: the prompt (text), the render (json), or an SDK call's keyword arguments "
         "(default: the config's appender.format if it can be printed, else text)",
     )
+    parser.add_argument(
+        "--path",
+        action="append",
+        dest="paths",
+        metavar="PATH",
+        help="a path in play, for sources with rules: frontmatter (repeatable): a rule applies when its globs or "
+        "paths match one; relative to the working folder, matched relative to the config's base_dir",
+    )
     system = parser.add_mutually_exclusive_group()
     system.add_argument("--system", metavar="TEXT", help="the existing system prompt to add the block to")
     system.add_argument(
@@ -54,7 +62,7 @@ def run(config: Config, args: argparse.Namespace) -> int:
         system = _read_system(args)
         printer = cast(_Printable, appender_for(name, config))
         with load_progress(args):  # a bar on the terminal, should the sources take a while
-            render = pipeline.build()
+            render = pipeline.build(paths=args.paths)
         out = printer.output(system, render)
         _write_all(out if isinstance(out, str) else json.dumps(out, ensure_ascii=False, indent=2) + "\n")
     return 0

@@ -111,6 +111,9 @@ class SourceConfig(_Model):
     """This source's own budget, in tokens (counted as ``formatter.tokens`` says)."""
     strip_frontmatter: bool | None = None
     """Remove a leading YAML ``---`` block (``None``: the layout's rule)."""
+    rules: Literal["frontmatter"] | None = None
+    """Rule files: each file's frontmatter (``alwaysApply``, ``globs``, ``paths``, ``description``) decides per
+    render whether it applies to the paths in play (:mod:`memconfig.process.rules`)."""
 
     @model_validator(mode="before")
     @classmethod

@@ -53,6 +53,7 @@ class Source:
             a child has its own name, not its parent's title.
         strip_frontmatter: this source's own frontmatter rule (``None``: the layout's);
             a child has its parent's.
+        rules: ``"frontmatter"``: a rule file (or a glob of them) applied by its frontmatter; a child has its parent's.
     """
 
     key: str
@@ -69,6 +70,7 @@ class Source:
     fs_path: tuple[Any, str] | None = field(default=None, repr=False)
     title: str | None = None
     strip_frontmatter: bool | None = None
+    rules: str | None = None
     display_url: str = field(init=False, repr=False)
     """The URL with credentials masked: the only form that is logged."""
     chained: bool = field(init=False, repr=False)
@@ -218,6 +220,7 @@ def build_sources(config: Config) -> list[Source]:
                 redact=redact,
                 title=None if item.title is None else redact(item.title),
                 strip_frontmatter=item.strip_frontmatter,
+                rules=item.rules,
             )
         )
     return out
