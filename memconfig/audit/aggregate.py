@@ -224,6 +224,7 @@ class Aggregator:
             "source_truncated": self._truncated,
             "content_escaped": self._escaped,
             "source_expanded": self._expanded,
+            "frontmatter_invalid": self._expanded,  # a rule file applied anyway: its own source_loaded says it is in
             "prompt_built": self._built,
             "prompt_failed": self._failed,
         }
