@@ -305,10 +305,11 @@ def source_skipped(source: Source, reason: str, detail: str, duration_ms: float 
     """A source is not in the prompt, and why.
 
     ``info`` for an optional source that is simply not there; ``warning`` for
-    any other reason, and for any required source.
+    any other reason, for any required source, and for a missing import not marked optional (``@path?``).
     """
+    quiet = reason == "not_found" and not source.required and (source.import_of is None or source.import_of.optional)
     _emit(
-        "info" if reason == "not_found" and not source.required else "warning",
+        "info" if quiet else "warning",
         "source_skipped",
         {
             "source": source.key,

@@ -342,7 +342,7 @@ def _with_parent_sizes(records: list[SourceRecord]) -> tuple[SourceRecord, ...]:
     """Records with each expanded source's ``chars`` the sum of its children's."""
     sizes: dict[str, int] = {}
     for record in records:
-        if record.parent is not None:
+        if record.parent is not None and record.via != "import":  # an import's text is in its importer's
             sizes[record.parent] = sizes.get(record.parent, 0) + record.chars
     if not sizes:
         return tuple(records)

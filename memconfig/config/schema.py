@@ -54,6 +54,7 @@ __all__ = [
     "CacheControlConfig",
     "Config",
     "FormatterConfig",
+    "ImportsConfig",
     "LoaderConfig",
     "LoggingConfig",
     "PresetConfig",
@@ -62,7 +63,7 @@ __all__ = [
 ]
 
 _HOST_PATTERN = re.compile(r"(\*\.)?([A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?")
-_SECTIONS = frozenset({"sources", "storage", "loader", "cache", "formatter", "presets", "appender", "logging"})
+_SECTIONS = frozenset({"sources", "storage", "loader", "imports", "cache", "formatter", "presets", "appender", "logging"})
 
 
 def _check_vars(value: str | None) -> str | None:
@@ -111,6 +112,8 @@ class SourceConfig(_Model):
     """This source's own budget, in tokens (counted as ``formatter.tokens`` says)."""
     strip_frontmatter: bool | None = None
     """Remove a leading YAML ``---`` block (``None``: the layout's rule)."""
+    imports: ImportsConfig | None = None
+    """This source's own ``imports`` settings, over the config's (field by field)."""
     rules: Literal["frontmatter"] | None = None
     """Rule files: each file's frontmatter (``alwaysApply``, ``globs``, ``paths``, ``description``) decides per
     render whether it applies to the paths in play (:mod:`memconfig.process.rules`)."""
@@ -156,6 +159,28 @@ class SourceConfig(_Model):
     def __repr_str__(self, join_str: str) -> str:
         # pydantic types this inherited attribute as Representation's; repr() and str() both come through here.
         return Redactor({}, self._secrets)(super().__repr_str__(join_str))  # type: ignore[misc]
+
+
+class ImportsConfig(_Model):
+    """``imports:``: ``@path`` tokens in a file's text are replaced by the files they name (:mod:`memconfig.expand.imports`).
+
+    ``imports: true`` (or ``false``) is short for ``{enabled: true}``. A source's own
+    ``imports`` overrides the config's, field by field.
+    """
+
+    enabled: bool = True
+    max_depth: int = Field(default=5, ge=0, le=32)
+    """The top file is depth 0; files down to this depth are inlined (Claude Code: five hops)."""
+    markers: Literal["none", "comments"] = "none"
+    """``comments``: Gemini CLI's ``<!-- Imported from: P -->`` … ``<!-- End of import from: P -->`` around what is
+    inlined, and ``<!-- Import failed: P - reason -->`` where an import failed."""
+    allow_home: bool = False
+    """``@~/path`` imports a file under the home folder (outside the project root)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_bool(cls, value: Any) -> Any:
+        return {"enabled": value} if isinstance(value, bool) else value
 
 
 class LoaderConfig(_Model):
@@ -425,6 +450,7 @@ class Config(BaseSettings):
     credentials_file: str | None = None
     storage: dict[str, dict[str, Any]] = Field(default_factory=_empty_dict)
     loader: LoaderConfig = Field(default_factory=LoaderConfig)
+    imports: ImportsConfig | None = None
     cache: CacheConfig = Field(default_factory=CacheConfig)
     formatter: FormatterConfig = Field(default_factory=FormatterConfig)
     presets: dict[str, PresetConfig] = Field(default_factory=_empty_dict)

@@ -23,6 +23,7 @@ from .urls import IN_PROCESS, absolute, chain, local_resolver, match_key
 
 if TYPE_CHECKING:
     from ..config import Config
+    from ..expand.imports import ImportRef, ImportSettings
 
 __all__ = ["Source", "build_sources"]
 
@@ -49,6 +50,8 @@ class Source:
         lineage: the keys of the sources this one was expanded from, the
             declared one first; empty for a declared source.
         via: the expander that made this source (``"glob"``), ``None`` if declared.
+        imports: how ``@path`` imports in its text are followed (``None``: they are not); a child has its parent's.
+        import_of: for a file imported by ``@path``, the token and its place in the import tree.
         title: the section's ``{title}`` (credentials masked), ``None`` for its name;
             a child has its own name, not its parent's title.
         strip_frontmatter: this source's own frontmatter rule (``None``: the layout's);
@@ -64,6 +67,8 @@ class Source:
     storage_options: Mapping[str, Any] = field(default_factory=dict, repr=False)
     timeout: float = 30.0
     retries: int = 2
+    imports: ImportSettings | None = None
+    import_of: ImportRef | None = field(default=None, repr=False)
     lineage: tuple[str, ...] = ()
     via: str | None = None
     redact: Redactor = field(default_factory=Redactor, repr=False)
@@ -223,7 +228,17 @@ def build_sources(config: Config) -> list[Source]:
                 rules=item.rules,
             )
         )
-    return out
+    return _with_imports(config, out)
+
+
+def _with_imports(config: Config, sources: list[Source]) -> list[Source]:
+    """*sources* with the import settings each one follows (the config's ``imports``, the source's own over it)."""
+    from ..expand.imports import settings_for  # only configs that import pay for the module
+
+    chosen = settings_for(config)
+    if not any(chosen):
+        return sources
+    return [s if c is None else replace(s, imports=c) for s, c in zip(sources, chosen, strict=True)]
 
 
 def _plain(written: str) -> bool:
