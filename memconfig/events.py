@@ -40,6 +40,9 @@ __all__ = [
     "SCHEMA_VERSION",
     "EventSpec",
     "PromptBuilt",
+    "bytes_replaced",
+    "candidate_passed",
+    "folder_searched",
     "processor_note",
     "prompt_failed",
     "render_scope",
@@ -209,6 +212,26 @@ EVENTS: Mapping[str, EventSpec] = MappingProxyType(
                 "an expander turned a source into these children (logged when they change)",
             ),
             EventSpec(
+                "bytes_replaced",
+                (*_SOURCE, "encoding", "detail"),
+                "warning",
+                "a source is not valid text in loader.encoding; under on_decode_error: replace, its invalid bytes "
+                "were replaced by U+FFFD (detail: where the first one is)",
+            ),
+            EventSpec(
+                "folder_searched",
+                ("source", "via", "folder", "root", "taken"),
+                "debug",
+                "a discovery looked in this folder (root: the project root found, or null); taken: the files it took",
+            ),
+            EventSpec(
+                "candidate_passed",
+                ("source", "via", "folder", "candidate", "reason", "detail"),
+                "debug",
+                "a discovery passed over a candidate file: missing, not_regular_file (a directory, FIFO, symlink "
+                "loop …) or blank",
+            ),
+            EventSpec(
                 "source_dropped",
                 (*_SOURCE, "reason", "processor", "chars", "detail"),
                 "warning",
@@ -227,10 +250,13 @@ EVENTS: Mapping[str, EventSpec] = MappingProxyType(
                     "chars_after",
                     "tokens_before",
                     "tokens_after",
+                    "bytes_before",
+                    "bytes_after",
                     "marker",
                 ),
                 "warning",
-                "a budget (the source's own, or the block's) cut a source on a line boundary; the rest is shown",
+                "a budget (the source's own, or the block's) cut a source on a line boundary (max_bytes: on a byte "
+                "boundary); the rest is shown",
             ),
             EventSpec(
                 "content_escaped",

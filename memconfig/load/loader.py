@@ -444,6 +444,7 @@ class FsspecLoader:
                 if settings.on_decode_error != "replace":
                     raise _Skip(SkipReason.DECODE_ERROR, detail, fatal=settings.on_decode_error == "fail") from None
                 text = data.decode(settings.encoding, errors="replace")
+                events.bytes_replaced(source, settings.encoding, detail)
             nul = text.find("\0")
             if nul >= 0:  # decoded first: in UTF-16 text, NUL bytes are just high bytes
                 raise _Skip(SkipReason.BINARY, f"holds a NUL character (at character {nul}): not text")
@@ -471,7 +472,9 @@ class FsspecLoader:
 
     def _expanded(self, request: LoadRequest, started: float, results: list[LoadResult]) -> list[LoadResult]:
         if not results:
-            return [_skipped(request.source, SkipReason.NOT_FOUND, "the glob matched no file", started)]
+            expander = self.expanders.get(request.source.expander or "")
+            detail = getattr(expander, "no_match", "the glob matched no file")
+            return [_skipped(request.source, SkipReason.NOT_FOUND, detail, started)]
         return results
 
 

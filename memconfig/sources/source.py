@@ -22,7 +22,11 @@ from .redact import Redactor, is_secret_key, url_secrets, userinfo_spans
 from .urls import IN_PROCESS, absolute, chain, local_resolver, match_key
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..config import Config
+    from ..config.schema import SourceConfig
+    from ..expand.discover import DiscoverSpec
     from ..expand.imports import ImportRef, ImportSettings
 
 __all__ = ["Source", "build_sources"]
@@ -57,6 +61,8 @@ class Source:
         strip_frontmatter: this source's own frontmatter rule (``None``: the layout's);
             a child has its parent's.
         rules: ``"frontmatter"``: a rule file (or a glob of them) applied by its frontmatter; a child has its parent's.
+        discover: what a discovery looks for, and from where (expanded by the ``discover``
+            expander); *url* is then its start folder (``<cwd>``: the working directory at render time).
     """
 
     key: str
@@ -76,6 +82,7 @@ class Source:
     title: str | None = None
     strip_frontmatter: bool | None = None
     rules: str | None = None
+    discover: DiscoverSpec | None = field(default=None, repr=False)
     display_url: str = field(init=False, repr=False)
     """The URL with credentials masked: the only form that is logged."""
     chained: bool = field(init=False, repr=False)
@@ -108,12 +115,14 @@ class Source:
     @property
     def expander(self) -> str | None:
         """The name of the expander that turns this source into children, if any."""
-        return "glob" if self.glob else None
+        return "glob" if self.glob else "discover" if self.discover is not None else None
 
     @property
     def local_path(self) -> str | None:
         """The path on this machine's filesystem, for a plain local file (not a glob)."""
-        if self.glob or self.fs_path is None or not isinstance(self.fs_path[0], LocalFileSystem):
+        if self.glob or self.discover is not None or self.fs_path is None:
+            return None
+        if not isinstance(self.fs_path[0], LocalFileSystem):
             return None
         return self.fs_path[1]
 
@@ -144,6 +153,21 @@ class Source:
             lineage=(*self.lineage, self.key),
             via=via,
             fs_path=(fs, path),
+            title=None,
+        )
+
+    def found(self, path: str, via: str) -> Source:
+        """The source for the local file *path*, found by expander *via* (a discovery) from this one."""
+        return replace(
+            self,
+            key=path,
+            name=path,
+            url=path,
+            glob=False,
+            discover=None,
+            lineage=(*self.lineage, self.key),
+            via=via,
+            fs_path=(_LOCAL_FS, path),
             title=None,
         )
 
@@ -198,6 +222,9 @@ def build_sources(config: Config) -> list[Source]:
     known = config.secret_values  # from ${VAR}s with secret-looking names, anywhere (a name, a header)
     for item in config.sources:
         written = item.written
+        if item.discover is not None:
+            out.append(_discovery(config, item, resolve))
+            continue
         if _plain(written) and not item.storage_options and item.credentials is None and not local_options:
             # A plain local path, the common case: nothing to expand, no options, no secrets.
             url = resolve(written)
@@ -239,6 +266,38 @@ def _with_imports(config: Config, sources: list[Source]) -> list[Source]:
     if not any(chosen):
         return sources
     return [s if c is None else replace(s, imports=c) for s, c in zip(sources, chosen, strict=True)]
+
+
+def _discovery(config: Config, item: SourceConfig, resolve: Callable[[str], str]) -> Source:
+    """A ``discover:`` source: local folders only; a ``from`` given is resolved against ``base_dir`` now."""
+    from ..expand.discover import DiscoverSpec  # the expander's own record of what to look for
+
+    assert item.discover is not None
+    found, down = item.discover, item.discover.down
+    start = None if found.from_ is None else resolve(expand_vars_traced(found.from_)[0])
+    spec = DiscoverSpec(
+        names=tuple(found.names),
+        pick=found.pick,
+        start=start,
+        root_markers=tuple(found.root_markers),
+        skip_blank=found.skip_blank,
+        max_dirs=None if down is None else down.max_dirs,
+        respect_gitignore=down is not None and down.respect_gitignore,
+        encoding=config.loader.encoding,
+        max_bytes=config.loader.max_bytes,
+    )
+    key = item.written
+    return Source(
+        key=key,
+        name=key if item.name is None else item.name,
+        url=start if start is not None else "<cwd>",
+        required=item.required,
+        timeout=item.timeout if item.timeout is not None else config.loader.timeout,
+        retries=item.retries if item.retries is not None else config.loader.retries,
+        title=item.title,
+        strip_frontmatter=item.strip_frontmatter,
+        discover=spec,
+    )
 
 
 def _plain(written: str) -> bool:

@@ -1,0 +1,298 @@
+"""Discovery: instruction files found by name in each folder from the project root down to a working folder.
+
+The convention of Codex (``AGENTS.override.md``, else ``AGENTS.md``, else its
+fallback names, one file a folder) and of Gemini CLI (every name, every folder),
+as configuration. The project root is the nearest ancestor of the start folder
+(``from``, default: the process's working directory at render time) that holds
+one of ``root_markers`` (a file or a folder: a git worktree or submodule has a
+``.git`` *file*); with no marker found, or ``root_markers: []``, only the start
+folder is searched. Folders are walked root first; optionally, the folders below
+the start folder too, breadth-first (``down``).
+
+Nothing is opened but regular files: a candidate is ``os.stat``-ed first, and a
+directory, FIFO, socket or device by that name (or a symlink loop) is passed
+over. Every folder looked at is a ``folder_searched`` event and every candidate
+passed over a ``candidate_passed`` event, both at ``debug``; every file found is
+a child source (``via: discover``), whose ``source_loaded`` says it was taken.
+"""
+
+from __future__ import annotations
+
+import codecs
+import errno
+import os
+import stat
+import subprocess
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .. import events
+
+if TYPE_CHECKING:
+    from ..cache.watcher import Spot
+    from ..sources import Source
+
+__all__ = ["DiscoverExpander", "DiscoverSpec", "Walk", "project_root", "walk"]
+
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+_CHUNK = 1 << 16
+_SKIPPED_BELOW = frozenset({".git"})  # never searched by the downward scan
+_GIT_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class DiscoverSpec:
+    """What a ``discover:`` source looks for, and where; made from the config when the pipeline is built.
+
+    Attributes:
+        names: the candidates in each folder, in order.
+        pick: ``first`` (one file a folder: the first candidate that counts) or ``all``.
+        start: the folder to walk down to, absolute; ``None``: the working directory at render time.
+        root_markers: names whose presence makes a folder the project root.
+        skip_blank: under ``pick: first``, a blank candidate is passed over (``False``: it
+            still ends the folder's search, and is then left out as ``empty`` by the loader).
+        max_dirs: how many folders below *start* to search too (``None``: none).
+        respect_gitignore: the downward search leaves out what git ignores.
+        encoding, max_bytes: how a candidate is read to tell whether it is blank (the loader's).
+    """
+
+    names: tuple[str, ...]
+    pick: str = "first"
+    start: str | None = None
+    root_markers: tuple[str, ...] = (".git",)
+    skip_blank: bool = True
+    max_dirs: int | None = None
+    respect_gitignore: bool = True
+    encoding: str = "utf-8"
+    max_bytes: int = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Walk:
+    """What one discovery found: the folders it looked at, in order, and the files it took.
+
+    Attributes:
+        start: the folder walked down to (resolved: symlinks followed, as Codex canonicalises its cwd).
+        root: the project root found, or ``None``.
+        folders: every folder looked at, root first (then those below *start*, breadth-first).
+        files: the files taken, in prompt order, each with its folder.
+    """
+
+    start: str
+    root: str | None
+    folders: tuple[str, ...]
+    files: tuple[tuple[str, str], ...]
+
+
+def project_root(start: str, markers: tuple[str, ...]) -> str | None:
+    """The nearest of *start* and its ancestors that holds one of *markers* (any kind of entry), or ``None``."""
+    if not markers:
+        return None
+    folder = start
+    while True:
+        for marker in markers:
+            try:
+                os.stat(os.path.join(folder, marker))
+            except OSError:
+                continue
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def walk(spec: DiscoverSpec, source: Source | None = None) -> Walk:
+    """Discover now: the folders from the project root down to the start folder (and below), and the files taken.
+
+    Blocking: local ``stat`` calls, a bounded read of candidates to tell blank ones,
+    and, for a downward search that respects ``.gitignore``, ``git check-ignore``.
+    With *source*, each folder and each candidate passed over is logged for it.
+    """
+    start = os.path.realpath(spec.start if spec.start is not None else os.getcwd())
+    root = project_root(start, spec.root_markers)
+    chain = [start]
+    if root is not None:
+        folder = start
+        while folder != root:
+            folder = os.path.dirname(folder)
+            chain.append(folder)
+        chain.reverse()
+    folders = list(chain)
+    if spec.max_dirs:
+        folders += _below(start, spec.max_dirs, spec.respect_gitignore)
+    files: list[tuple[str, str]] = []
+    for folder in folders:
+        taken = _pick(folder, spec, source)
+        if source is not None:
+            events.folder_searched(source, folder, root, taken)
+        files += [(folder, path) for path in taken]
+    return Walk(start, root, tuple(folders), tuple(files))
+
+
+class DiscoverExpander:
+    """Expands a ``discover:`` source into one child per file found, root first (see :mod:`memconfig.expand.discover`).
+
+    The last walk of each source is kept (:meth:`last_walk`): the folders it
+    looked at are what a watcher must watch for a new file to be seen.
+    """
+
+    via = "discover"
+    no_match = "discovery found no file"
+
+    def __init__(self) -> None:
+        self._walks: dict[tuple[str, DiscoverSpec], Walk] = {}
+
+    def __repr__(self) -> str:
+        return "DiscoverExpander()"
+
+    def expand(self, source: Source) -> list[Source]:
+        """The files *source*'s discovery finds now, as child sources. Blocking: local calls only."""
+        assert source.discover is not None
+        found = walk(source.discover, source)
+        self._walks[(source.key, source.discover)] = found
+        return [source.found(path, self.via) for _, path in found.files]
+
+    def last_walk(self, source: Source) -> Walk | None:
+        """The walk of *source*'s last expansion in this process, or ``None`` if it has not been expanded."""
+        assert source.discover is not None
+        return self._walks.get((source.key, source.discover))
+
+    def watched(self, source: Source) -> list[Spot]:
+        """Where a change makes *source* due again: the entries of every folder its discovery looks at.
+
+        A file created, removed or replaced in one of them (an ``AGENTS.override.md``
+        added between renders) is a change; so is a new folder below the start
+        folder when the discovery searches downward. Walked now if it has not been yet.
+        """
+        from ..cache.watcher import Spot  # only a watcher asks, and it has imported it
+
+        assert source.discover is not None
+        found = self._walks.get((source.key, source.discover)) or walk(source.discover)
+        return [Spot(folder, "folder") for folder in found.folders]
+
+
+def _pick(folder: str, spec: DiscoverSpec, source: Source | None) -> list[str]:
+    """The candidates of *folder* that are taken: the first that counts under ``pick: first``, else all present."""
+    taken = []
+    for name in spec.names:
+        path = os.path.join(folder, name)
+        why = _passed_over(path, spec)
+        if why is not None:
+            if source is not None:
+                events.candidate_passed(source, folder, path, *why)
+            continue
+        taken.append(path)
+        if spec.pick == "first":
+            break
+    return taken
+
+
+def _passed_over(path: str, spec: DiscoverSpec) -> tuple[str, str] | None:
+    """Why the candidate *path* is not taken (reason, detail), or ``None`` if it is.
+
+    A path that cannot be stat-ed for another reason (a folder without the
+    right to search it) is taken: the loader then reports it, loudly.
+    """
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return "missing", "no such file"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "not_regular_file", "a symlink loop"
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return "not_regular_file", f"is {_kind(info.st_mode)}, not a regular file"
+    if spec.pick == "first" and spec.skip_blank and _blank(path, spec):
+        return "blank", "holds nothing but whitespace"
+    return None
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def _blank(path: str, spec: DiscoverSpec) -> bool:
+    """Whether the regular file *path* holds only whitespace, read no further than its first other character.
+
+    At most ``max_bytes + 1`` bytes are read; a larger file is not blank (the
+    loader leaves it out as ``too_large``). One that cannot be read is not blank
+    either: the loader reports why. Opened without blocking, and checked to
+    still be a regular file once open (it could have been swapped for a FIFO).
+    """
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        decoder = codecs.getincrementaldecoder(spec.encoding)(errors="replace")
+        read = 0
+        while read <= spec.max_bytes:
+            chunk = os.read(fd, min(_CHUNK, spec.max_bytes + 1 - read))
+            if not chunk:
+                return not decoder.decode(b"", final=True).strip()
+            read += len(chunk)
+            if decoder.decode(chunk).strip():
+                return False
+        return False
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _below(start: str, max_dirs: int, respect_gitignore: bool) -> list[str]:
+    """Up to *max_dirs* folders below *start*, breadth-first, in name order; ``.git`` and symlinked folders left out.
+
+    With *respect_gitignore*, folders git ignores are left out with what is below
+    them (``git check-ignore``, asked once per level); when git cannot say (not a
+    repository, git missing), nothing is left out.
+    """
+    found: list[str] = []
+    level = [start]
+    while level and len(found) < max_dirs:
+        below: list[str] = []
+        for folder in level:
+            try:
+                with os.scandir(folder) as entries:
+                    names = sorted(e.name for e in entries if e.is_dir(follow_symlinks=False))
+            except OSError:
+                continue
+            below += [os.path.join(folder, n) for n in names if n not in _SKIPPED_BELOW]
+        if respect_gitignore and below:
+            ignored = _ignored(start, below)
+            below = [folder for folder in below if folder not in ignored]
+        room = max_dirs - len(found)
+        found += below[:room]
+        level = below[:room]
+    return found
+
+
+def _ignored(start: str, paths: list[str]) -> set[str]:
+    """Which of *paths* (folders) git ignores, asked of ``git check-ignore`` in *start*; empty when git cannot say."""
+    given = "".join(f"{p}/\0" for p in paths)  # a trailing slash: each is matched as a directory
+    try:
+        done = subprocess.run(
+            ["git", "-C", start, "check-ignore", "--stdin", "-z"],
+            input=given.encode("utf-8", "surrogateescape"),
+            capture_output=True,
+            timeout=_GIT_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    if done.returncode not in (0, 1):  # 1: nothing ignored; 128: not a repository
+        return set()
+    answered = done.stdout.decode("utf-8", "surrogateescape").split("\0")
+    return {path.rstrip("/") for path in answered if path}
