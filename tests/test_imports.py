@@ -420,3 +420,15 @@ def test_bad_import_settings_name_their_key_path(tmp_path: Path, imports: dict[s
         with pytest.raises(ConfigError) as caught:
             _config(data, tmp_path)
         assert where in [p.path for p in caught.value.problems]
+
+
+def test_markers_under_a_layout_that_strips_comments_are_a_config_error(tmp_path: Path) -> None:
+    """``markers: comments`` with the default layout (which strips HTML comments) is refused, naming both settings."""
+    with pytest.raises(ConfigError) as caught:
+        _config({"version": 1, "imports": {"markers": "comments"}}, tmp_path)
+
+    problem = caught.value.problems[0]
+    assert problem.path == "imports.markers"
+    assert "strip_html_comments" in problem.message
+    config = {"version": 1, "imports": {"markers": "comments"}, "formatter": {"strip_html_comments": False}}
+    assert _config(config, tmp_path).imports is not None

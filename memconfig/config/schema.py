@@ -688,6 +688,24 @@ def _layout_problems(config: Config, template_text: str | None) -> list[Problem]
             found.append(Problem(f"formatter.{key}", p.message))
         elif formatter.preset not in config.presets:  # else reported under presets: already
             found.append(Problem("formatter", f"with preset {formatter.preset!r}'s {p.field}: {p.message}"))
+    return found + _marker_problems(config, formatter.layout(template_text, presets))
+
+
+def _marker_problems(config: Config, layout: Preset) -> list[Problem]:
+    """``imports.markers: comments`` under a layout that strips HTML comments: every marker would be removed."""
+    if not layout.strip_html_comments:
+        return []
+    message = (
+        "the import markers are HTML comments, which this layout strips (strip_html_comments); "
+        "set formatter.strip_html_comments: false, or markers: none"
+    )
+    found = []
+    if config.imports is not None and config.imports.enabled and config.imports.markers == "comments":
+        found.append(Problem("imports.markers", message))
+    for index, item in enumerate(config.sources):
+        own = item.imports
+        if own is not None and "markers" in own.model_fields_set and own.markers == "comments" and own.enabled:
+            found.append(Problem(f"sources[{index}].imports.markers", message))
     return found
 
 
