@@ -40,9 +40,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "EventSpec",
     "PromptBuilt",
-    "bytes_replaced",
-    "candidate_passed",
-    "folder_searched",
+    "output_file",
     "processor_note",
     "prompt_failed",
     "render_scope",
@@ -53,6 +51,7 @@ __all__ = [
     "source_retried",
     "source_skipped",
     "source_stale",
+    "source_unwatched",
 ]
 
 LOGGER_NAME = "memconfig"
@@ -212,24 +211,11 @@ EVENTS: Mapping[str, EventSpec] = MappingProxyType(
                 "an expander turned a source into these children (logged when they change)",
             ),
             EventSpec(
-                "bytes_replaced",
-                (*_SOURCE, "encoding", "detail"),
+                "source_unwatched",
+                (*_SOURCE, "reason", "detail"),
                 "warning",
-                "a source is not valid text in loader.encoding; under on_decode_error: replace, its invalid bytes "
-                "were replaced by U+FFFD (detail: where the first one is)",
-            ),
-            EventSpec(
-                "folder_searched",
-                ("source", "via", "folder", "root", "taken"),
-                "debug",
-                "a discovery looked in this folder (root: the project root found, or null); taken: the files it took",
-            ),
-            EventSpec(
-                "candidate_passed",
-                ("source", "via", "folder", "candidate", "reason", "detail"),
-                "debug",
-                "a discovery passed over a candidate file: missing, not_regular_file (a directory, FIFO, symlink "
-                "loop …) or blank",
+                "under cache policy watch, a source that is not watched (remote, or the watcher could not start): "
+                "it is revalidated on every render instead",
             ),
             EventSpec(
                 "source_dropped",
@@ -250,13 +236,10 @@ EVENTS: Mapping[str, EventSpec] = MappingProxyType(
                     "chars_after",
                     "tokens_before",
                     "tokens_after",
-                    "bytes_before",
-                    "bytes_after",
                     "marker",
                 ),
                 "warning",
-                "a budget (the source's own, or the block's) cut a source on a line boundary (max_bytes: on a byte "
-                "boundary); the rest is shown",
+                "a budget (the source's own, or the block's) cut a source on a line boundary; the rest is shown",
             ),
             EventSpec(
                 "content_escaped",
@@ -295,6 +278,18 @@ EVENTS: Mapping[str, EventSpec] = MappingProxyType(
                 "one render finished: counts, the block's size and hash, what the cache did",
             ),
             EventSpec(
+                "output_written",
+                ("path", "format", "bytes", "sha256"),
+                "info",
+                "render -o wrote the output file (atomically: a reader sees the old file or the new one)",
+            ),
+            EventSpec(
+                "output_unchanged",
+                ("path", "format", "bytes", "sha256"),
+                "info",
+                "render -o found the output file already holding this content, and left it untouched",
+            ),
+            EventSpec(
                 "prompt_failed",
                 ("schema", "failures", "sources_loaded", "sources_skipped", "duration_ms"),
                 "error",
@@ -331,11 +326,10 @@ def source_skipped(source: Source, reason: str, detail: str, duration_ms: float 
     """A source is not in the prompt, and why.
 
     ``info`` for an optional source that is simply not there; ``warning`` for
-    any other reason, for any required source, and for a missing import not marked optional (``@path?``).
+    any other reason, and for any required source.
     """
-    quiet = reason == "not_found" and not source.required and (source.import_of is None or source.import_of.optional)
     _emit(
-        "info" if quiet else "warning",
+        "info" if reason == "not_found" and not source.required else "warning",
         "source_skipped",
         {
             "source": source.key,
@@ -449,6 +443,25 @@ def source_dropped(source: str, name: str, url: str, reason: str, processor: str
             "detail": detail,
         },
     )
+
+
+def source_unwatched(source: Source, reason: str, detail: str) -> None:
+    """Under cache policy ``watch``, *source* is not watched (and so is revalidated on every render)."""
+    _emit(
+        "warning",
+        "source_unwatched",
+        {"source": source.key, "name": source.name, "url": source.display_url, "reason": reason, "detail": detail},
+    )
+
+
+def output_file(written: bool, path: str, format: str, size: int, sha256: str, render_id: str) -> None:
+    """``render -o`` wrote *path* (or, *written* false, found it holding this content already)."""
+    token = _RENDER_ID.set(render_id)  # written after the render's scope closed: the render's own id
+    try:
+        fields = {"path": path, "format": format, "bytes": size, "sha256": sha256}
+        _emit("info", "output_written" if written else "output_unchanged", fields)
+    finally:
+        _RENDER_ID.reset(token)
 
 
 #: The events a processor's :class:`~memconfig.process.Note` may be, and the count each adds to in ``prompt_built``.

@@ -3,24 +3,34 @@
 ``--format`` picks a printable shape from the appender table: ``text`` prints
 the prompt as it is; the others print JSON (keys in a fixed order, UTF-8, a
 newline at the end): ``json`` the render itself, ``openai`` and ``anthropic``
-the keyword arguments of that SDK's call.
+the keyword arguments of that SDK's call. ``-o FILE`` writes it to FILE
+instead, atomically, leaving FILE untouched when it would not change
+(:mod:`memconfig.cli.output`); ``--watch`` then keeps FILE current, rendering
+again on every change of a source (the ``watch`` cache policy's watcher),
+until Ctrl-C or SIGTERM, which exit 0. The config file itself is not watched:
+a changed config takes a restart (it may change what is read, and where the
+output and the log go).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import io
 import json
+import signal
 import sys
 from collections.abc import Mapping
 from typing import Any, Protocol, cast
 
+from .. import events
 from ..append import APPENDERS, appender_for
 from ..config import MAX_CONFIG_BYTES, Config
-from ..exceptions import ConfigError
+from ..exceptions import ConfigError, SourceError
 from ..pipeline import Pipeline
 from ..render import Render
 from .logs import cli_logging
+from .output import write_output
 from .progress import load_progress
 
 __all__ = ["add_arguments", "run"]
@@ -53,19 +63,99 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     system.add_argument(
         "--system-file", metavar="FILE", help="read the existing system prompt from FILE ('-': standard input)"
     )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write to FILE (atomically; left untouched when its content would not change) instead of stdout",
+    )
+    parser.add_argument(
+        "--watch",
+        action="store_true",
+        help="with -o: render again on every change of a source and rewrite FILE, until Ctrl-C "
+        "(cache policy watch; needs memconfig[watch]; the config file is not watched)",
+    )
 
 
 def run(config: Config, args: argparse.Namespace) -> int:
     name = _format(config, args)
+    if args.watch:
+        config = _watched(config, args)
     with cli_logging(config, args):
         pipeline = Pipeline.from_config(config)
         system = _read_system(args)
         printer = cast(_Printable, appender_for(name, config))
+        if args.watch:
+            return _keep_current(pipeline, printer, system, name, args.output, config.cache.ttl)
         with load_progress(args):  # a bar on the terminal, should the sources take a while
             render = pipeline.build(paths=args.paths)
-        out = printer.output(system, render)
-        _write_all(out if isinstance(out, str) else json.dumps(out, ensure_ascii=False, indent=2) + "\n")
+        text = _text(printer.output(system, render))
+        if args.output is None:
+            _write_all(text)
+        else:
+            _write_file(args.output, text, name, render)
     return 0
+
+
+def _text(out: str | Mapping[str, Any]) -> str:
+    return out if isinstance(out, str) else json.dumps(out, ensure_ascii=False, indent=2) + "\n"
+
+
+def _write_file(path: str, text: str, name: str, render: Render) -> None:
+    data = text.encode("utf-8")
+    written = write_output(path, data)
+    events.output_file(written, path, name, len(data), hashlib.sha256(data).hexdigest(), render.render_id)
+
+
+def _watched(config: Config, args: argparse.Namespace) -> Config:
+    """*config* under the ``watch`` cache policy, whatever it says: ``--watch`` renders on the watcher's reports."""
+    if args.output is None:
+        raise ConfigError("--watch keeps a file current: give it with -o FILE")
+    try:
+        import watchfiles  # noqa: F401
+    except ImportError:
+        raise ConfigError("--watch needs the watchfiles package: pip install 'memconfig[watch]'") from None
+    return config.model_copy(update={"cache": config.cache.model_copy(update={"policy": "watch"})})
+
+
+def _keep_current(
+    pipeline: Pipeline, printer: _Printable, system: str | None, name: str, path: str, every: float
+) -> int:
+    """Render and write *path* now and after every reported change, until SIGINT or SIGTERM (then 0).
+
+    Sources that cannot be watched (remote ones) are revalidated every *every* seconds (``cache.ttl``).
+    """
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        seen = 0
+        while True:
+            watching = getattr(pipeline.cache, "watching", None)
+            if watching is not None:
+                seen = watching.changes  # taken before the render: a change during it renders again
+            try:
+                render = pipeline.build()
+            except SourceError as exc:  # logged (prompt_failed); the file keeps its last good content
+                print(f"memconfig: error: {exc.format_message()}", file=sys.stderr, flush=True)
+            else:
+                _write_file(path, _text(printer.output(system, render)), name, render)
+            watching = getattr(pipeline.cache, "watching", None)
+            if watching is None:
+                continue
+            # Watched whole: wait for a report. Sources revalidated instead (remote ones, a watcher that
+            # failed or is starting): render again after a while too.
+            timeout = None if watching.complete else _POLL if not watching.armed else max(_POLL, every)
+            watching.wait(seen, timeout)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+_POLL = 1.0  # seconds between renders while the watcher is not reporting (starting, or failed)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _format(config: Config, args: argparse.Namespace) -> str:

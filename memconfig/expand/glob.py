@@ -14,12 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 from fsspec.utils import glob_translate
 
+from ..cache.watcher import Spot
+
 if TYPE_CHECKING:
     from ..sources import Source
 
 __all__ = ["GlobExpander"]
 
 _HTTP = frozenset({"http", "https"})
+_MAGIC = re.compile(r"[*?\[]")
 
 
 class GlobExpander:
@@ -36,6 +39,20 @@ class GlobExpander:
         fs, path = source.open_fs()
         fs.invalidate_cache()  # a listing cached on an earlier pass would hide new files
         return [source.child(fs, match, self.via) for match in _files(_listing(fs, path))]
+
+    def watched(self, source: Source) -> list[Spot]:
+        """Where new matches of a local pattern can appear (the ``watch`` cache policy watches them).
+
+        The folder before the first part with magic: its direct entries when
+        the magic is in the last part only (``rules/*.md``), else everything below it.
+        """
+        path = source.open_fs()[1]
+        parts = path.split("/")
+        magic = next((i for i, part in enumerate(parts) if _MAGIC.search(part)), None)
+        if magic is None:
+            return [Spot(path, "file")]
+        folder = "/".join(parts[:magic]) or "/"
+        return [Spot(folder, "folder" if magic == len(parts) - 1 else "tree")]
 
 
 def _listing(fs: Any, path: str) -> Any:

@@ -1,0 +1,384 @@
+"""The ``watch`` policy's watcher: which declared sources changed on disk, without asking the disk on a render.
+
+A render under ``watch`` asks :meth:`Watching.due` which sources to look at
+again; with nothing changed the answer is "none" from memory, so the render
+makes no file-system call at all and its cost does not grow with the number
+of sources. What to watch comes from the passes' results (:meth:`Watching.saw`),
+so it is the state's own children — glob matches, discovered files, imported
+files, whatever an expander makes — plus, for an expander, the folders where
+new children could appear (its optional ``watched(source)`` hook).
+
+The watching itself is ``watchfiles`` (the ``memconfig[watch]`` extra) on a
+daemon thread, one per recursion mode; it never configures logging. Its
+events come after a small delay (the kernel's, then ``watchfiles``' grouping
+of a burst, tens of milliseconds): a render started inside that window sees
+the previous version. Two things narrow the window: a source reported
+changed is checked with a ``stat`` on every render for :data:`RECENT` seconds
+after (a file being edited is usually edited again), and until a (re)started
+watcher is armed, and once when it is, every source is revalidated. Sources
+that cannot be watched — remote ones, an expander without the hook — are
+revalidated on every render; a watcher that cannot start (``watchfiles``
+missing, no inotify, too many watches) turns the whole cache to
+``revalidate``. Each is one ``source_unwatched`` warning per source.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from fsspec.implementations.local import LocalFileSystem
+
+from .. import events
+
+if TYPE_CHECKING:
+    from ..sources import Source
+    from ..stages import LoadResult
+    from .meta import Meta
+
+__all__ = ["RECENT", "Spot", "Watching"]
+
+#: Seconds a source reported changed is still checked with a ``stat`` on every render.
+RECENT = 1.0
+_HISTORY = 1024  # change batches remembered; a state checked before the oldest one is revalidated whole
+_MEMO = 8  # states (metas) remembered as checked at a change number
+_DEBOUNCE_MS, _STEP_MS = 200, 20  # watchfiles: a burst grouped for at most 200 ms, yielded 20 ms after it ends
+_ARM_MS = 250  # watchfiles' timeout: its first (empty) yield tells the watcher is armed
+_ALL = "\x00all"  # a batch that marks every source changed (a watcher armed: what happened before is unknown)
+
+
+class Spot(NamedTuple):
+    """A place whose change makes a declared source due: a file, a folder's entries, or a whole tree."""
+
+    path: str
+    kind: str  # "file", "folder" (its direct entries) or "tree" (everything below it)
+
+
+class Watching:
+    """Which declared sources are due for a check, from a watcher's reports; shared by every state of a cache.
+
+    Args:
+        sources: the cache's declared sources.
+        expanders: the loader's expanders by name (their optional ``watched(source)`` hook).
+    """
+
+    def __init__(self, sources: Sequence[Source], expanders: Mapping[str, Any]) -> None:
+        self._sources = {s.key: s for s in sources}
+        self._expanders = expanders
+        self._lock = threading.Condition()
+        self._spots: dict[str, frozenset[Spot]] = {}
+        self._unwatched: set[str] = set()  # revalidated on every render
+        self._unreported: list[tuple[Source, str, str]] = []  # source_unwatched events for the next render
+        self._index = _Index({})
+        self._folders: dict[bool, frozenset[str]] = {False: frozenset(), True: frozenset()}
+        self._threads: dict[bool, _Thread] = {}
+        self._armed: dict[bool, bool] = {}
+        self._failed: str | None = None
+        self._seq = 0  # change batches so far
+        self._log: list[frozenset[str]] = []  # the latest batches: _log[i] is batch _seq - len(_log) + 1 + i
+        self._recent: dict[str, float] = {}  # source: monotonic time until which it is checked anyway
+        self._checked: OrderedDict[int, tuple[Meta, int, frozenset[str]]] = OrderedDict()
+        weakref.finalize(self, _stop_all, self._threads)
+
+    def __repr__(self) -> str:
+        state = f"failed: {self._failed}" if self._failed else "armed" if self.armed else "starting"
+        return f"Watching(sources={len(self._spots)}, unwatched={len(self._unwatched)}, {state})"
+
+    # -- asked by a render ------------------------------------------------------------------
+
+    @property
+    def armed(self) -> bool:
+        """Whether every watcher needed is running and reporting (never, after a failure)."""
+        return self._failed is None and bool(self._spots) and all(self._armed.get(r, False) for r in self._threads)
+
+    @property
+    def complete(self) -> bool:
+        """Whether a change of any source is reported (no source revalidated on every render instead)."""
+        return self.armed and not self._unwatched
+
+    @property
+    def changes(self) -> int:
+        """The number of change batches reported so far."""
+        return self._seq
+
+    def due(self, meta: Meta) -> tuple[list[str] | None, int]:
+        """The declared sources to check for a state holding *meta*, and the change number it is checked at.
+
+        ``None``: every source (the watcher is not armed, has failed, or this state is not known to it).
+        Makes no file-system call.
+        """
+        with self._lock:
+            self._report()
+            seq = self._seq
+            held = self._checked.get(id(meta))
+            if not self.armed or held is None or held[0] is not meta:
+                return None, seq
+            since = held[1]
+            first = seq - len(self._log)  # the batch number before the oldest one kept
+            if since < first:
+                return None, seq
+            due: set[str] = set(held[2])
+            for batch in self._log[since - first :]:
+                if _ALL in batch:
+                    return None, seq
+                due |= batch
+            if self._recent:
+                now = time.monotonic()
+                for key, until in list(self._recent.items()):
+                    if until > now:
+                        due.add(key)
+                    else:
+                        del self._recent[key]
+            return [key for key in self._sources if key in due], seq
+
+    def checked(self, meta: Meta, seq: int) -> None:
+        """A state holding *meta* was checked against every change up to number *seq*."""
+        # Revalidated on every render too: sources that cannot be watched, and ones whose last refresh failed.
+        anyway = set(self._unwatched)
+        anyway.update(e["lineage"][0] if e["lineage"] else e["source"] for e in meta["entries"] if e["stale"])
+        anyway.update(k for k, x in meta["expansions"].items() if x["stale"])
+        with self._lock:
+            held = self._checked.get(id(meta))
+            if held is not None and held[0] is meta and held[1] >= seq:
+                return
+            self._checked[id(meta)] = (meta, seq, frozenset(anyway))
+            self._checked.move_to_end(id(meta))
+            while len(self._checked) > _MEMO:
+                self._checked.popitem(last=False)
+
+    def wait(self, seen: int, timeout: float | None) -> int:
+        """Block until a change batch after number *seen* is reported (or *timeout* seconds pass); the number now."""
+        with self._lock:
+            self._lock.wait_for(lambda: self._seq > seen, timeout)
+            return self._seq
+
+    # -- told after a pass -----------------------------------------------------------------
+
+    def saw(self, sources: Iterable[Source], results: Mapping[str, list[LoadResult]]) -> None:
+        """Note where each declared source of a pass (and its children, in *results*) lives; (re)start watching."""
+        spots = dict(self._spots)
+        for source in sources:
+            found = self._spots_of(source, results.get(source.key, []))
+            if found is None:
+                if source.key not in self._unwatched:
+                    self._unwatched.add(source.key)
+                    detail = "not a local file or folder: revalidated on every render"
+                    self._unreported.append((source, "remote", detail))
+                spots.pop(source.key, None)
+            else:
+                spots[source.key] = found
+        # Folders again even with the same spots: a folder that was missing may be there now, and watched itself.
+        folders = _folders(spots.values())
+        with self._lock:
+            if spots != self._spots:
+                self._spots = spots
+                self._index = _Index(spots)
+            if self._failed is None and folders != self._folders:
+                self._restart(folders)
+            self._report()
+
+    def _spots_of(self, source: Source, group: list[LoadResult]) -> frozenset[Spot] | None:
+        """Where *source* (declared) can change: ``None`` if it cannot be watched."""
+        base = _local(source)
+        if base is None:
+            return None
+        if source.expander is None:
+            spots = {Spot(base, "file")}
+        else:
+            hook = getattr(self._expanders.get(source.expander), "watched", None)
+            places = hook(source) if hook is not None else None
+            if places is None:
+                return None
+            spots = set(places)
+        for result in group:  # children of any kind (glob matches, discovered or imported files)
+            path = _local(result.source)
+            if path is not None:
+                spots.add(Spot(path, "file"))
+        for spot in list(spots):  # a link's target changes without an event in the link's folder
+            if spot.kind == "file" and os.path.islink(spot.path):
+                spots.add(Spot(os.path.realpath(spot.path), "file"))
+        return frozenset(spots)
+
+    # -- the watcher threads ------------------------------------------------------------------
+
+    def _restart(self, folders: dict[bool, frozenset[str]]) -> None:
+        """Stop the watchers whose folders changed and start new ones (called under the lock)."""
+        try:
+            import watchfiles
+        except ImportError:
+            self._fail("watchfiles_missing", "watchfiles is not installed (pip install 'memconfig[watch]')")
+            return
+        for recursive in (False, True):
+            if folders[recursive] == self._folders[recursive] and recursive in self._threads:
+                continue
+            old = self._threads.pop(recursive, None)
+            if old is not None:
+                old.stop.set()
+            self._armed.pop(recursive, None)
+            if folders[recursive]:
+                thread = _Thread(weakref.ref(self), watchfiles, sorted(folders[recursive]), recursive)
+                self._threads[recursive] = thread
+                self._armed[recursive] = False
+                thread.start()
+        self._folders = folders
+
+    def _arrived(self, thread: _Thread, paths: set[str] | None) -> None:
+        """A watcher thread's report: armed (``None``) or changed *paths*."""
+        with self._lock:
+            if self._threads.get(thread.recursive) is not thread:
+                return  # stopped meanwhile
+            if paths is None:
+                if self._armed.get(thread.recursive):
+                    return
+                self._armed[thread.recursive] = True
+                batch = frozenset({_ALL})  # what changed before it was armed is unknown: check everything once
+            else:
+                batch = self._index.sources(paths)
+                if not batch:
+                    return  # nothing a source depends on (the output file written beside a source, …)
+                until = time.monotonic() + RECENT
+                for key in batch:
+                    self._recent[key] = until
+            self._seq += 1
+            self._log.append(batch)
+            if len(self._log) > _HISTORY:
+                del self._log[: len(self._log) - _HISTORY]
+            self._lock.notify_all()
+
+    def _broke(self, thread: _Thread, exc: BaseException) -> None:
+        with self._lock:
+            if self._threads.get(thread.recursive) is thread:
+                self._fail("watch_failed", f"the watcher stopped: {type(exc).__name__}: {exc}")
+
+    def _fail(self, reason: str, detail: str) -> None:
+        """No watching from now on: every source is revalidated on every render (called under the lock)."""
+        self._failed = reason
+        for thread in self._threads.values():
+            thread.stop.set()
+        self._threads.clear()
+        detail += "; revalidated on every render instead"
+        self._unreported += [(self._sources[k], reason, detail) for k in self._spots if k in self._sources]
+        self._seq += 1
+        self._log.append(frozenset({_ALL}))
+        self._lock.notify_all()
+
+    def _report(self) -> None:
+        """Log the sources that became unwatched since the last render (in a render: its id on each)."""
+        if self._unreported:
+            for source, reason, detail in self._unreported:
+                events.source_unwatched(source, reason, detail)
+            self._unreported.clear()
+
+
+class _Thread(threading.Thread):
+    """One ``watchfiles.watch`` over folders, reporting to its :class:`Watching` (held weakly: it may go away)."""
+
+    def __init__(self, owner: weakref.ref[Watching], watchfiles: Any, folders: list[str], recursive: bool) -> None:
+        super().__init__(name=f"memconfig-watch{'-tree' if recursive else ''}", daemon=True)
+        self.owner, self.watchfiles, self.folders, self.recursive = owner, watchfiles, folders, recursive
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        try:
+            for changes in self.watchfiles.watch(
+                *self.folders,
+                watch_filter=None,  # every name counts: the default filter ignores names a source may have
+                debounce=_DEBOUNCE_MS,
+                step=_STEP_MS,
+                stop_event=self.stop,
+                rust_timeout=_ARM_MS,
+                yield_on_timeout=True,
+                raise_interrupt=False,
+                recursive=self.recursive,
+            ):
+                owner = self.owner()
+                if owner is None or self.stop.is_set():
+                    return
+                owner._arrived(self, None)  # the first yield, empty or not: armed
+                if changes:
+                    owner._arrived(self, {os.path.normpath(path) for _, path in changes})
+                del owner
+        except BaseException as exc:  # no inotify, too many watches, a folder gone: revalidate instead
+            owner = self.owner()
+            if owner is not None and not self.stop.is_set():
+                owner._broke(self, exc)
+
+
+class _Index:
+    """Changed paths → the declared sources they make due."""
+
+    def __init__(self, spots: Mapping[str, frozenset[Spot]]) -> None:
+        self.exact: dict[str, set[str]] = {}  # a path itself
+        self.entries: dict[str, set[str]] = {}  # any direct entry of a folder
+        self.trees: dict[str, set[str]] = {}  # anything below a folder
+        self.above: dict[str, set[str]] = {}  # a folder on the way to a spot (created, removed or renamed)
+        for key, found in spots.items():
+            for spot in found:
+                self.exact.setdefault(spot.path, set()).add(key)
+                if spot.kind != "file":
+                    (self.trees if spot.kind == "tree" else self.entries).setdefault(spot.path, set()).add(key)
+                for folder in _ancestors(spot.path):
+                    self.above.setdefault(folder, set()).add(key)
+
+    def sources(self, paths: Iterable[str]) -> frozenset[str]:
+        found: set[str] = set()
+        for path in paths:
+            found.update(self.exact.get(path, ()))
+            found.update(self.above.get(path, ()))
+            found.update(self.entries.get(os.path.dirname(path), ()))
+            if self.trees:
+                for folder in _ancestors(path):
+                    found.update(self.trees.get(folder, ()))
+        return frozenset(found)
+
+
+def _ancestors(path: str) -> Iterable[str]:
+    parent = os.path.dirname(path)
+    while parent and parent != path:
+        yield parent
+        path, parent = parent, os.path.dirname(parent)
+
+
+def _folders(spots: Iterable[frozenset[Spot]]) -> dict[bool, frozenset[str]]:
+    """The folders to hand the watchers, without and with recursion: each spot's nearest existing folder."""
+    wanted = {(os.path.dirname(s.path) if s.kind == "file" else s.path, s.kind == "tree") for f in spots for s in f}
+    plain: set[str] = set()
+    trees: set[str] = set()
+    for folder, tree in wanted:  # one isdir per distinct folder, however many files are in it
+        existing = _existing(folder)
+        if tree and existing == folder:
+            trees.add(folder)
+        else:
+            plain.add(existing)  # a folder not there yet: its creation shows in the nearest one that is
+    plain = {f for f in plain if not any(f == t or f.startswith(t.rstrip(os.sep) + os.sep) for t in trees)}
+    return {False: frozenset(plain), True: frozenset(trees)}
+
+
+def _existing(folder: str) -> str:
+    while not os.path.isdir(folder):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return folder
+
+
+def _local(source: Source) -> str | None:
+    """*source*'s path on this machine's filesystem, or ``None`` (remote, in memory, chained)."""
+    if source.chained:
+        return None
+    try:
+        fs, path = source.open_fs()
+    except Exception:  # an unknown protocol: read (and skipped) by the loader, not watchable
+        return None
+    return os.path.normpath(os.path.abspath(path)) if isinstance(fs, LocalFileSystem) else None
+
+
+def _stop_all(threads: dict[bool, _Thread]) -> None:
+    for thread in threads.values():
+        thread.stop.set()

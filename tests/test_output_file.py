@@ -1,0 +1,149 @@
+"""``memconfig render -o FILE``: atomic, keeps the old file's mode, untouched when unchanged, 74 on failure."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_cli import run
+
+from memconfig.cli.output import write_output
+
+WriteConfig = Callable[..., Path]
+
+
+@pytest.fixture
+def project(tmp_path: Path, write_config: WriteConfig) -> Path:
+    """A team source and a config rendering it, in tmp_path."""
+    (tmp_path / "team.md").write_text("Use tabs.\n", encoding="utf-8")
+    write_config({"version": 1, "sources": ["team.md"]})
+    return tmp_path
+
+
+def _events(log: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+
+
+def _render(project: Path, *extra: str) -> Any:
+    config = str(project / "memconfig.yaml")
+    return run("render", "-c", config, "--log-file", str(project / "log.jsonl"), *extra, cwd=project)
+
+
+def test_output_file_holds_what_stdout_would_and_the_write_is_logged(project: Path) -> None:
+    """-o FILE holds exactly the text render prints; output_written names it, with bytes, sha256 and the render's id."""
+    printed = _render(project)
+    assert printed.returncode == 0
+    (project / "log.jsonl").unlink()
+    done = _render(project, "-o", "AGENTS.md")
+    assert (done.returncode, done.stdout) == (0, "")
+    assert (project / "AGENTS.md").read_text(encoding="utf-8") == printed.stdout
+    logged = _events(project / "log.jsonl")
+    [built] = [e for e in logged if e["event"] == "prompt_built"]
+    [written] = [e for e in logged if e["event"] == "output_written"]
+    data = (project / "AGENTS.md").read_bytes()
+    assert written["path"] == "AGENTS.md" and written["format"] == "text"
+    assert written["bytes"] == len(data) and written["render_id"] == built["render_id"]
+    assert written["sha256"] == hashlib.sha256(data).hexdigest()  # the file's hash (the block's is prompt_built's)
+
+
+def test_unchanged_content_leaves_the_file_untouched(project: Path) -> None:
+    """A render whose output the file already holds does not write it: same inode, same mtime; output_unchanged."""
+    assert _render(project, "-o", "AGENTS.md").returncode == 0
+    target = project / "AGENTS.md"
+    os.utime(target, ns=(1_000_000_000, 1_000_000_000))  # long ago: any write would move it
+    before = target.stat()
+    (project / "log.jsonl").unlink()
+    assert _render(project, "-o", "AGENTS.md").returncode == 0
+    after = target.stat()
+    assert (after.st_ino, after.st_mtime_ns, after.st_size) == (before.st_ino, before.st_mtime_ns, before.st_size)
+    kinds = [e["event"] for e in _events(project / "log.jsonl")]
+    assert "output_unchanged" in kinds and "output_written" not in kinds
+
+
+def test_a_changed_source_rewrites_the_file_keeping_its_mode(project: Path) -> None:
+    """The file replaced keeps its permission bits (0640 stays 0640); the new text is in it."""
+    target = project / "AGENTS.md"
+    assert _render(project, "-o", "AGENTS.md").returncode == 0
+    target.chmod(0o640)
+    (project / "team.md").write_text("Use spaces.\n", encoding="utf-8")
+    assert _render(project, "-o", "AGENTS.md").returncode == 0
+    assert "Use spaces." in target.read_text(encoding="utf-8")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert sorted(p.name for p in project.iterdir()) == ["AGENTS.md", "log.jsonl", "memconfig.yaml", "team.md"]
+
+
+def test_a_new_file_gets_the_mode_open_would_give(tmp_path: Path) -> None:
+    """A file that did not exist gets 0666 less the umask, as ``open(path, "w")`` gives (not mkstemp's 0600)."""
+    umask = os.umask(0o027)
+    try:
+        assert write_output(str(tmp_path / "new.md"), b"text\n")
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE((tmp_path / "new.md").stat().st_mode) == 0o640
+
+
+def test_format_json_goes_to_the_file(project: Path) -> None:
+    """With --format, the file holds that appender's output (here the render as JSON)."""
+    assert _render(project, "--format", "json", "-o", "render.json").returncode == 0
+    written = json.loads((project / "render.json").read_text(encoding="utf-8"))
+    assert "Use tabs." in written["text"]
+    [event] = [e for e in _events(project / "log.jsonl") if e["event"] == "output_written"]
+    assert event["format"] == "json"
+
+
+def test_a_link_is_followed_and_stays_a_link(project: Path) -> None:
+    """-o CLAUDE.md, a link to AGENTS.md: AGENTS.md gets the text, CLAUDE.md is still the link."""
+    (project / "AGENTS.md").write_text("old\n", encoding="utf-8")
+    (project / "CLAUDE.md").symlink_to("AGENTS.md")
+    assert _render(project, "-o", "CLAUDE.md").returncode == 0
+    assert (project / "CLAUDE.md").is_symlink()
+    assert "Use tabs." in (project / "AGENTS.md").read_text(encoding="utf-8")
+
+
+def test_readers_never_see_a_partial_file(tmp_path: Path) -> None:
+    """While the file is rewritten over and over, every read gives one whole version, never a mix or a cut."""
+    target = tmp_path / "AGENTS.md"
+    versions = [b"a" * 300_000, b"b" * 200_000 + b"\n"]
+    write_output(str(target), versions[0])
+    seen: set[bytes] = set()
+    stop = threading.Event()
+
+    def read() -> None:
+        while not stop.is_set():
+            seen.add(target.read_bytes())
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        for i in range(200):
+            write_output(str(target), versions[i % 2])
+    finally:
+        stop.set()
+        reader.join(timeout=60)
+    assert seen and seen <= set(versions)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["AGENTS.md"]  # no temporary file left
+
+
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        pytest.param(lambda p: None, "No such file or directory", id="missing-folder"),
+        pytest.param(lambda p: (p / "out").mkdir(), "not a regular file", id="a-folder"),
+        pytest.param(lambda p: os.mkfifo(p / "out"), "not a regular file", id="a-fifo-never-opened"),
+    ],
+)
+def test_a_write_failure_exits_74_naming_the_file(project: Path, make: Callable[[Path], Any], reason: str) -> None:
+    """An output that cannot be written exits 74 with one line naming it (no traceback; a FIFO is not opened)."""
+    make(project)
+    name = "out" if (project / "out").exists() else "no/such/folder/AGENTS.md"
+    done = _render(project, "-o", name)
+    assert done.returncode == 74
+    assert done.stderr.strip() == f"memconfig: error: cannot write the output: {name}: {reason}"
+    assert "output_written" not in (project / "log.jsonl").read_text(encoding="utf-8")

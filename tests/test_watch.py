@@ -1,0 +1,332 @@
+"""Cache policy ``watch`` and ``render -o FILE --watch``: no file-system call when nothing changed, changes seen."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from structlog.testing import capture_logs
+
+from memconfig import Pipeline
+from memconfig.cache.watcher import RECENT, Watching
+
+HANG = 20.0  # seconds: only a hang takes this long; nothing below asserts a duration
+ROOT = Path(__file__).resolve().parent.parent
+
+# -- counting this thread's file-system calls ----------------------------------------------------
+
+_COUNTING: dict[int, list[str]] = {}  # thread id: the calls seen while it counts
+_AUDITED = {"open", "os.listdir", "os.scandir", "os.mkdir", "os.rename", "os.remove"}
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    calls = _COUNTING.get(threading.get_ident())
+    if calls is not None and event in _AUDITED:
+        calls.append(event)
+
+
+sys.addaudithook(_audit)  # hooks cannot be removed: it only records while a test counts
+
+
+@pytest.fixture
+def fs_calls(monkeypatch: pytest.MonkeyPatch) -> Callable[[], Any]:
+    """A context manager counting this thread's open/listdir/scandir (audit hook) and os.stat/lstat calls."""
+    for name in ("stat", "lstat"):
+        real = getattr(os, name)
+
+        def counted(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
+            calls = _COUNTING.get(threading.get_ident())
+            if calls is not None:
+                calls.append(f"os.{_name}")
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(os, name, counted)
+
+    class Counting:
+        def __enter__(self) -> list[str]:
+            self.calls: list[str] = []
+            _COUNTING[threading.get_ident()] = self.calls
+            return self.calls
+
+        def __exit__(self, *exc: object) -> None:
+            del _COUNTING[threading.get_ident()]
+
+    return Counting
+
+
+def _eventually(check: Callable[[], bool], what: str) -> None:
+    """Wait for *check* to hold; fails only after HANG seconds (a hang), never on a duration."""
+    deadline = time.monotonic() + HANG
+    while not check():
+        if time.monotonic() > deadline:
+            pytest.fail(f"not within {HANG} s: {what}")
+        time.sleep(0.01)
+
+
+# -- the policy ------------------------------------------------------------------------------------
+
+
+def _pipeline(root: Path, sources: list[Any], **cache: Any) -> Pipeline:
+    config = {"version": 1, "base_dir": str(root), "sources": sources, "cache": {"policy": "watch", **cache}}
+    return Pipeline.from_config({**config, "formatter": {"preset": "plain"}})
+
+
+def _watching(pipeline: Pipeline) -> Watching:
+    watching = pipeline.cache.watching  # type: ignore[attr-defined]
+    assert isinstance(watching, Watching)
+    return watching
+
+
+def _armed(pipeline: Pipeline) -> Watching:
+    """Render, wait for the watcher to be armed, and render once more (the whole check that follows arming)."""
+    pipeline.build()
+    watching = _watching(pipeline)
+    _eventually(lambda: watching.armed, "the watcher armed")
+    pipeline.build()
+    return watching
+
+
+def _changed(pipeline: Pipeline, seen: int) -> None:
+    watching = _watching(pipeline)
+    _eventually(lambda: watching.changes > seen, "the change reported")
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """50 local files and a rules/ folder of two, in tmp_path/repo."""
+    root = tmp_path / "repo"
+    (root / "rules").mkdir(parents=True)
+    for i in range(50):
+        (root / f"f{i}.md").write_text(f"file {i}\n", encoding="utf-8")
+    (root / "rules" / "a.md").write_text("rule a\n", encoding="utf-8")
+    (root / "rules" / "b.md").write_text("rule b\n", encoding="utf-8")
+    return root
+
+
+def _sources() -> list[Any]:
+    return [*(f"f{i}.md" for i in range(50)), {"glob": "rules/*.md"}]
+
+
+def test_a_render_with_nothing_changed_makes_no_file_system_call(tree: Path, fs_calls: Callable[[], Any]) -> None:
+    """Under watch, once armed, 100 unchanged renders open, stat and list nothing; revalidate stats every file."""
+    pipeline = _pipeline(tree, _sources())
+    first = _armed(pipeline).changes
+    with fs_calls() as calls:
+        texts = {pipeline.build().text for _ in range(100)}
+    assert calls == []
+    assert len(texts) == 1 and "file 49" in texts.pop()
+    assert _watching(pipeline).changes == first
+    revalidate = _pipeline(tree, _sources(), policy="revalidate")
+    revalidate.build()
+    with fs_calls() as calls:
+        revalidate.build()
+    assert calls.count("os.stat") >= 52  # the counter sees what a policy that checks does
+
+
+def test_a_change_is_seen_by_the_next_render_which_checks_only_that_source(
+    tree: Path, fs_calls: Callable[[], Any]
+) -> None:
+    """An edit, once reported, is in the next render, which revalidates that one source (not all 51)."""
+    pipeline = _pipeline(tree, _sources())
+    seen = _armed(pipeline).changes
+    (tree / "f7.md").write_text("file 7, edited\n", encoding="utf-8")
+    _changed(pipeline, seen)
+    with capture_logs() as logs, fs_calls() as calls:
+        render = pipeline.build()
+    assert "file 7, edited" in render.text
+    [built] = [e for e in logs if e["event"] == "prompt_built"]
+    assert (built["revalidated"], built["refreshed"]) == (1, 1)
+    assert [e["source"] for e in logs if e["event"] == "source_loaded"] == ["f7.md"]
+    assert calls.count("os.stat") <= 3 and calls.count("open") == 1
+
+
+def test_new_removed_and_later_created_files_are_seen(tree: Path) -> None:
+    """A new glob match, a deleted source, and a source in a folder made after the first render are all seen."""
+    pipeline = _pipeline(tree, [*_sources(), "later/notes.md"])
+    watching = _armed(pipeline)
+    seen = watching.changes
+    (tree / "rules" / "c.md").write_text("rule c\n", encoding="utf-8")
+    (tree / "f3.md").unlink()
+    _changed(pipeline, seen)
+    _eventually(lambda: "rule c" in pipeline.build().text, "the new match in a render")
+    with capture_logs() as logs:
+        render = pipeline.build()
+    assert "file 3\n" not in render.text
+    assert not [e for e in logs if e["event"] == "source_loaded"]  # seen already: nothing more to read
+    seen = watching.changes
+    (tree / "later").mkdir()
+    (tree / "later" / "notes.md").write_text("made later\n", encoding="utf-8")
+    _changed(pipeline, seen)
+    _eventually(lambda: "made later" in pipeline.build().text, "the file in the new folder in a render")
+    seen = watching.changes
+    (tree / "later" / "notes.md").write_text("made later, edited\n", encoding="utf-8")  # its folder watched now
+    _changed(pipeline, seen)
+    _eventually(lambda: "edited" in pipeline.build().text, "the edit in the new folder in a render")
+
+
+def test_a_source_reported_changed_is_checked_for_a_while_after(tree: Path, fs_calls: Callable[[], Any]) -> None:
+    """For RECENT seconds after a report, renders stat that source (an edit in the watcher's delay is not missed)."""
+    pipeline = _pipeline(tree, _sources())
+    seen = _armed(pipeline).changes
+    (tree / "f1.md").write_text("once\n", encoding="utf-8")
+    _changed(pipeline, seen)
+    pipeline.build()
+    (tree / "f1.md").write_text("twice\n", encoding="utf-8")  # right away: the watcher may not have told yet
+    assert "twice" in pipeline.build().text  # reported already, or not yet: then the recent source's stat saw it
+    _changed(pipeline, seen + 1)
+    time.sleep(RECENT)  # after the last report
+    pipeline.build()
+    with fs_calls() as calls:
+        assert "twice" in pipeline.build().text
+    assert calls == []
+
+
+def test_a_remote_source_is_revalidated_with_one_warning(tree: Path, memfs: Any) -> None:
+    """A memory:// source under watch: source_unwatched (reason remote) once, in a render; its changes still seen."""
+    memfs.pipe("/team/shared.md", b"shared v1\n")
+    pipeline = _pipeline(tree, ["f0.md", "memory://team/shared.md"])
+    with capture_logs() as logs:
+        first = pipeline.build()
+        pipeline.build()
+    [warning] = [e for e in logs if e["event"] == "source_unwatched"]
+    assert (warning["source"], warning["reason"]) == ("memory://team/shared.md", "remote")
+    assert warning["log_level"] == "warning"
+    assert warning["render_id"] == first.render_id and "revalidated on every render" in warning["detail"]
+    _eventually(lambda: _watching(pipeline).armed, "the watcher armed")
+    memfs.pipe("/team/shared.md", b"shared v2\n")
+    assert "shared v2" in pipeline.build().text  # the very next render: revalidated, no watcher involved
+
+
+def test_without_watchfiles_every_source_is_revalidated_with_a_warning(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """watchfiles missing: one source_unwatched (watchfiles_missing, naming the extra) per source; edits still seen."""
+    monkeypatch.setitem(sys.modules, "watchfiles", None)  # import watchfiles now raises ImportError
+    pipeline = _pipeline(tree, ["f0.md", "f1.md"])
+    with capture_logs() as logs:
+        pipeline.build()
+    warnings = [e for e in logs if e["event"] == "source_unwatched"]
+    assert sorted(e["source"] for e in warnings) == ["f0.md", "f1.md"]
+    assert {e["reason"] for e in warnings} == {"watchfiles_missing"}
+    assert "memconfig[watch]" in warnings[0]["detail"]
+    (tree / "f1.md").write_text("edited\n", encoding="utf-8")
+    assert "edited" in pipeline.build().text
+    assert not _watching(pipeline).armed
+
+
+def test_a_watcher_that_cannot_start_falls_back_to_revalidate(tree: Path) -> None:
+    """watchfiles failing to start (here: a folder that is not there) turns the cache to revalidate, with warnings."""
+    pipeline = _pipeline(tree, ["f0.md"])
+    pipeline.build()
+    watching = _watching(pipeline)
+    with watching._lock:
+        watching._restart({False: frozenset({str(tree / "gone")}), True: frozenset()})  # what notify refuses
+    _eventually(lambda: watching._failed is not None, "the watcher's failure noticed")
+    with capture_logs() as logs:
+        pipeline.build()
+    [warning] = [e for e in logs if e["event"] == "source_unwatched"]
+    assert warning["reason"] == "watch_failed" and "revalidated on every render" in warning["detail"]
+    (tree / "f0.md").write_text("edited at once\n", encoding="utf-8")
+    assert "edited at once" in pipeline.build().text  # no watcher: the next render stats it
+
+
+def test_an_unknown_state_is_checked_whole(tree: Path, fs_calls: Callable[[], Any]) -> None:
+    """A state the watcher has not seen checked (another thread's) is revalidated once, then is quiet too."""
+    pipeline = _pipeline(tree, _sources())
+    _armed(pipeline)
+    other: dict[str, Any] = {}
+    pipeline.build(other)
+    copy = json.loads(json.dumps(other))  # as a checkpointer gives it back: equal, not the same object
+    with fs_calls() as calls:
+        pipeline.build(copy)
+    assert calls.count("os.stat") >= 50
+    with fs_calls() as calls:
+        pipeline.build(copy)
+    assert calls == []
+
+
+# -- render -o FILE --watch --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def watched(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[str]]]:
+    """``memconfig render -o AGENTS.md --watch`` running in a repository of team sources (ended after)."""
+    root = tmp_path / "repo"
+    (root / "team").mkdir(parents=True)
+    (root / "team" / "style.md").write_text("Use tabs.\n", encoding="utf-8")
+    (root / "rules").mkdir()
+    (root / "memconfig.yaml").write_text(
+        "version: 1\nsources: [team/style.md, {glob: 'rules/*.md'}]\n", encoding="utf-8"
+    )
+    environ = {k: v for k, v in os.environ.items() if not k.upper().startswith("MEMCONFIG_")}
+    command = [sys.executable, "-m", "memconfig", "render", "-c", "memconfig.yaml", "-o", "AGENTS.md", "--watch"]
+    process = subprocess.Popen(
+        [*command, "--log-file", "log.jsonl"], cwd=root, env=environ, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        _eventually(lambda: (root / "AGENTS.md").exists() or process.poll() is not None, "the first write")
+        assert process.poll() is None, process.communicate()[1]
+        yield root, process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=HANG)
+        assert process.stderr is not None
+        process.stderr.close()
+
+
+def _file_has(root: Path, text: str) -> Callable[[], bool]:
+    return lambda: text in (root / "AGENTS.md").read_text(encoding="utf-8")
+
+
+def test_watch_rewrites_the_file_after_an_edit_of_any_source_and_ctrl_c_exits_0(
+    watched: tuple[Path, subprocess.Popen[str]],
+) -> None:
+    """Edits to a source and a new glob match are each written to AGENTS.md; SIGINT exits 0, no traceback."""
+    root, process = watched
+    assert "Use tabs." in (root / "AGENTS.md").read_text(encoding="utf-8")
+    time.sleep(0.5)  # let it arm (not needed for correctness: until armed it checks every second)
+    (root / "team" / "style.md").write_text("Use spaces.\n", encoding="utf-8")
+    _eventually(_file_has(root, "Use spaces."), "the edit written to AGENTS.md")
+    (root / "rules" / "review.md").write_text("Review every change.\n", encoding="utf-8")
+    _eventually(_file_has(root, "Review every change."), "the new rule written to AGENTS.md")
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=HANG) == 0
+    assert process.stderr is not None
+    assert "Traceback" not in process.stderr.read()
+    logged = [json.loads(line) for line in (root / "log.jsonl").read_text(encoding="utf-8").splitlines()]
+    writes = [e for e in logged if e["event"] == "output_written"]
+    assert len(writes) >= 3 and {e["path"] for e in writes} == {"AGENTS.md"}
+    assert all(e["render_id"] for e in writes)
+
+
+def test_watch_stops_on_sigterm_with_exit_0(watched: tuple[Path, subprocess.Popen[str]]) -> None:
+    """SIGTERM (a service manager stopping it) exits 0 too, leaving the file whole and no temporary file."""
+    root, process = watched
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=HANG) == 0
+    assert sorted(p.name for p in root.iterdir()) == ["AGENTS.md", "log.jsonl", "memconfig.yaml", "rules", "team"]
+
+
+def test_watch_needs_an_output_file(tmp_path: Path) -> None:
+    """--watch without -o is a usage error (exit 2): there is no file to keep current."""
+    (tmp_path / "memconfig.yaml").write_text("version: 1\nsources: [a.md]\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "memconfig", "render", "-c", "memconfig.yaml", "--watch"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=HANG,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "--watch keeps a file current: give it with -o FILE" in done.stderr
