@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..config import Config
-    from ..expand.imports import ImportRef, ImportSettings
     from ..config.schema import SourceConfig
     from ..expand.discover import DiscoverSpec
     from ..expand.imports import ImportRef, ImportSettings
