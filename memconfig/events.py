@@ -40,6 +40,9 @@ __all__ = [
     "SCHEMA_VERSION",
     "EventSpec",
     "PromptBuilt",
+    "bytes_replaced",
+    "candidate_passed",
+    "folder_searched",
     "output_file",
     "processor_note",
     "prompt_failed",
@@ -211,6 +214,26 @@ EVENTS: Mapping[str, EventSpec] = MappingProxyType(
                 "an expander turned a source into these children (logged when they change)",
             ),
             EventSpec(
+                "bytes_replaced",
+                (*_SOURCE, "encoding", "detail"),
+                "warning",
+                "a source is not valid text in loader.encoding; under on_decode_error: replace, its invalid bytes "
+                "were replaced by U+FFFD (detail: where the first one is)",
+            ),
+            EventSpec(
+                "folder_searched",
+                ("source", "via", "folder", "root", "taken"),
+                "debug",
+                "a discovery looked in this folder (root: the project root found, or null); taken: the files it took",
+            ),
+            EventSpec(
+                "candidate_passed",
+                ("source", "via", "folder", "candidate", "reason", "detail"),
+                "debug",
+                "a discovery passed over a candidate file: missing, not_regular_file (a directory, FIFO, symlink "
+                "loop …) or blank",
+            ),
+            EventSpec(
                 "source_unwatched",
                 (*_SOURCE, "reason", "detail"),
                 "warning",
@@ -236,10 +259,13 @@ EVENTS: Mapping[str, EventSpec] = MappingProxyType(
                     "chars_after",
                     "tokens_before",
                     "tokens_after",
+                    "bytes_before",
+                    "bytes_after",
                     "marker",
                 ),
                 "warning",
-                "a budget (the source's own, or the block's) cut a source on a line boundary; the rest is shown",
+                "a budget (the source's own, or the block's) cut a source on a line boundary (max_bytes: on a byte "
+                "boundary); the rest is shown",
             ),
             EventSpec(
                 "content_escaped",
@@ -326,10 +352,11 @@ def source_skipped(source: Source, reason: str, detail: str, duration_ms: float 
     """A source is not in the prompt, and why.
 
     ``info`` for an optional source that is simply not there; ``warning`` for
-    any other reason, and for any required source.
+    any other reason, for any required source, and for a missing import not marked optional (``@path?``).
     """
+    quiet = reason == "not_found" and not source.required and (source.import_of is None or source.import_of.optional)
     _emit(
-        "info" if reason == "not_found" and not source.required else "warning",
+        "info" if quiet else "warning",
         "source_skipped",
         {
             "source": source.key,

@@ -225,6 +225,9 @@ class Aggregator:
             "content_escaped": self._escaped,
             "source_expanded": self._expanded,
             "frontmatter_invalid": self._expanded,  # a rule file applied anyway: its own source_loaded says it is in
+            "folder_searched": self._expanded,  # a discovery's walk: its children's own events say what came in
+            "candidate_passed": self._expanded,
+            "bytes_replaced": self._expanded,  # the source's own source_loaded says it is in
             "prompt_built": self._built,
             "prompt_failed": self._failed,
             "source_unwatched": self._outside_the_prompt,

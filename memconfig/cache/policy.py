@@ -30,7 +30,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Generator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Generator, Mapping, MutableMapping, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, cast
 
@@ -38,8 +38,10 @@ from .. import events
 from ..drive import Flow, blocks_a_loop
 from ..failures import Failure, SkipReason
 from ..render import Lazy, Section, SourceRecord, Status
+from ..expand.imports import ImportSettings, inline
 from ..stages import Loader, LoadRequest, LoadResult, LocalCheck, Snapshot
 from .flights import Flights
+from .imports import expand_imports, without_orphans
 from .merge import STALE_REASONS, Merge, Pass, sha
 from .meta import META_VERSION, Meta, MetaEntry, OutRecord, digest, entry, is_current, make_meta
 from .repeats import mark_repeats
@@ -98,8 +100,11 @@ class PolicyCache:
         # The configuration a state is made for: what is read, from where, under which name, and every stage's
         # token. Masked URLs: the state must not carry a hash of secrets that could be guessed offline.
         made_for = [*tokens] + [
-            f"{s.key}\x1f{s.name}\x1f{s.display_url}\x1f{s.required}\x1f{s.expander}" for s in self.sources
+            f"{s.key}\x1f{s.name}\x1f{s.display_url}\x1f{s.required}\x1f{s.expander}"
+            + ("" if s.imports is None else f"\x1f{s.imports.token}")
+            for s in self.sources
         ]
+        self._imports = {s.key: s.imports for s in self.sources if s.imports is not None}
         self.made_for = hashlib.sha256("\x1e".join(made_for).encode()).hexdigest()
         local = [(s.key, s.local_path) for s in self.sources]
         # When every source is a plain local file, a revalidation can be a loop of os.stat calls.
@@ -154,7 +159,38 @@ class PolicyCache:
                         raise  # this render itself was cancelled
                     retry.append(todo[i])
             todo = retry
+        if self._imports:  # the files they import, read in this pass too
+            load = functools.partial(_load, loader)
+            results = yield from expand_imports(results, load, self._import_request(work), self._text_of(state, work))
+            return self._merge(state, work, without_orphans(mark_repeats(results)))
         return self._merge(state, work, mark_repeats(results))
+
+    def _import_request(self, work: Pass) -> Callable[[Source], LoadRequest]:
+        """How an imported file is asked for: with the version known of it, as a declared source is."""
+
+        def request(source: Source) -> LoadRequest:
+            if work.held is None:
+                return LoadRequest(source)
+            with self._lock:
+                fingerprint, sha256 = self._version(source.key, *work.held, work)
+            return LoadRequest(source, fingerprint, sha256)
+
+        return request
+
+    def _text_of(self, state: MutableMapping[str, Any], work: Pass) -> Callable[[LoadResult], str | None]:
+        """The text of a file a pass read, or found unchanged (from the copy it was found equal to)."""
+
+        def text(result: LoadResult) -> str | None:
+            if result.content is not None:
+                return result.content
+            key = result.source.key
+            for copy in (work.basis.get(key), self._latest.copies.get(key)):
+                if copy is not None and copy.sha256 == result.sha256:
+                    return copy.content
+            held = state.get(self.state_key)
+            return held.get(key) if isinstance(held, Mapping) else None
+
+        return text
 
     # -- planning -------------------------------------------------------------
 
@@ -212,6 +248,7 @@ class PolicyCache:
         entries = meta["entries"] if meta is not None else []
         known = {e["source"]: e for e in entries if e["source"] in held}
         out: dict[str, OutRecord] = meta["skipped"] if meta is not None else {}
+        work.held = (known, out)
         with self._lock:
             work.requests = [self._request(source, known, out, work) for source in wanted]
         return work
@@ -288,6 +325,7 @@ class PolicyCache:
                     )
                     for key, path in self._stat_paths or ()
                 )
+                checks += _import_checks(meta)
             held = (meta, checks)
             _remember(self._checks, id(meta), held)
         return held[1]
@@ -337,7 +375,10 @@ class PolicyCache:
             ordered = [e for s in self.sources for e in merge.by_source.get(s.key, [])]
             # Only configured sources (and their children) count as left out: not ones since removed.
             skipped = {k: r for k, r in merge.skipped.items() if (r["lineage"] or [k])[0] in self._by_key}
-            expansions = {k: x for k, x in merge.expansions.items() if k in self._by_key}
+            keep = {e["source"] for e in ordered}
+            expansions = {
+                k: x for k, x in merge.expansions.items() if k in self._by_key or (x["via"] == "import" and k in keep)
+            }
             pending = [
                 s.key for s in self.sources if s.key in merge.fatal or (s.required and not merge.by_source.get(s.key))
             ]
@@ -403,7 +444,7 @@ class PolicyCache:
         try:
             view = self._views.get(key)
             if view is None:
-                view = (_sections(meta, contents), Lazy(functools.partial(self._records, meta)))
+                view = (_sections(meta, contents, self._imports), Lazy(functools.partial(self._records, meta)))
                 _remember(self._views, key, view)
         finally:
             if not locked:
@@ -468,6 +509,12 @@ class PolicyCache:
                 records.append(
                     SourceRecord(name, key, url, "skipped", SkipReason.ERROR, detail, parent=parent, via=via)
                 )
+            imported = expansions.get(key)
+            if imported is not None and imported["via"] == "import":  # a file's imports follow it
+                for child in imported["children"]:
+                    found = entries.get(child) or out.get(child)
+                    if found is not None:
+                        visit(child, found["name"], found["url"], key, "import")
 
         for source in self.sources:
             visit(source.key, source.name, source.display_url, None, None)
@@ -496,7 +543,23 @@ def _checked(meta: Meta) -> Meta:
     return cast(Meta, {**meta, "checked_at": time.time()})
 
 
-def _sections(meta: Meta, contents: Mapping[str, str]) -> tuple[Section, ...]:
+def _import_checks(meta: Meta) -> tuple[LocalCheck, ...]:
+    """What a stat-only revalidation expects of each imported file: in the prompt, or missing (to notice it appear).
+
+    An import out for a reason its importer decides (a cycle, the depth limit, a URL) needs no check of its own.
+    """
+    checks = [LocalCheck(e["url"], e["fingerprint"]) for e in meta["entries"] if e["via"] == "import"]
+    for r in meta["skipped"].values():
+        if r["via"] == "import" and (r["reason"] == SkipReason.NOT_FOUND or r["fingerprint"] is not None):
+            checks.append(LocalCheck(r["url"], None, SkipReason(r["reason"]), r["fingerprint"]))
+    return tuple(checks)
+
+
+def _sections(
+    meta: Meta, contents: Mapping[str, str], imports: Mapping[str, ImportSettings] | None = None
+) -> tuple[Section, ...]:
+    if imports:
+        return _imported_sections(meta, contents, imports)
     return tuple(
         Section(
             e["source"],
@@ -509,6 +572,27 @@ def _sections(meta: Meta, contents: Mapping[str, str]) -> tuple[Section, ...]:
         )
         for e in meta["entries"]
     )
+
+
+def _imported_sections(
+    meta: Meta, contents: Mapping[str, str], imports: Mapping[str, ImportSettings]
+) -> tuple[Section, ...]:
+    """The sections of *meta*, each file's imports inlined in it (an imported file is no section of its own)."""
+    entries, expansions = meta["entries"], meta["expansions"]
+    loaded = {e["source"] for e in entries}.__contains__
+    failed = {k: r["reason"] for k, r in meta["skipped"].items() if r["via"] == "import"}
+    sections = []
+    for e in entries:
+        key = e["source"]
+        if e["via"] == "import":
+            continue
+        text = contents[key]
+        settings = imports.get(e["lineage"][0] if e["lineage"] else key)
+        if settings is not None and key in expansions and expansions[key]["via"] == "import":
+            text = inline(key, contents, loaded, failed, settings)
+        parent = e["lineage"][-1] if e["lineage"] else None
+        sections.append(Section(key, e["name"], e["url"], text, e["sha256"], parent, e["via"]))
+    return tuple(sections)
 
 
 def _remember(memo: OrderedDict[Any, Any], key: Any, value: Any) -> None:

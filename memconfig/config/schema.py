@@ -39,7 +39,16 @@ from pydantic_settings import (
 
 from ..exceptions import ConfigError, Problem
 from ..format.markup import LayoutProblem, layout_problems
-from ..format.presets import MEMORY_SLOT, PRESETS, SECTION_SLOTS, Preset, define_presets, overrides, unknown_preset
+from ..format.presets import (
+    MEMORY_SLOT,
+    PRESETS,
+    SECTION_SLOTS,
+    Preset,
+    define_presets,
+    overrides,
+    unknown_preset,
+    with_preset_defaults,
+)
 from ..format.templates import Template
 from ..sources.redact import Redactor, mask, redact_options, redact_url, variable_secrets
 from .checks import ON_DISK, check_on_disk, resolve, with_environment
@@ -54,6 +63,7 @@ __all__ = [
     "CacheControlConfig",
     "Config",
     "FormatterConfig",
+    "ImportsConfig",
     "LoaderConfig",
     "LoggingConfig",
     "PresetConfig",
@@ -62,7 +72,7 @@ __all__ = [
 ]
 
 _HOST_PATTERN = re.compile(r"(\*\.)?([A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?")
-_SECTIONS = frozenset({"sources", "storage", "loader", "cache", "formatter", "presets", "appender", "logging"})
+_SECTIONS = frozenset({"sources", "storage", "loader", "imports", "cache", "formatter", "presets", "appender", "logging"})
 
 
 def _check_vars(value: str | None) -> str | None:
@@ -85,8 +95,51 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # .inf would wait forever
 
 
+#: What may not be in a discovered file's name: it names a file in each folder walked, nothing else.
+_NAME_PROBLEM = re.compile(r"[/\\\x00]")
+
+
+class DownConfig(_Model):
+    """``discover.down``: also search the folders below ``from``, breadth-first (Gemini CLI's downward scan)."""
+
+    max_dirs: int = Field(default=200, ge=0, le=100_000)
+    """At most this many folders below ``from`` are looked at."""
+    respect_gitignore: bool = True
+    """Folders (and files) git ignores are not searched (asked of ``git check-ignore``)."""
+
+
+class DiscoverConfig(_Model):
+    """``discover:``: find instruction files by name in the folders from the project root down to ``from``."""
+
+    names: list[str] = Field(min_length=1)
+    pick: Literal["first", "all"] = "first"
+    from_: str | None = Field(default=None, alias="from")
+    """The working folder (default: the process's working directory at render time); relative: to ``base_dir``."""
+    root_markers: list[str] = Field(default_factory=lambda: [".git"])
+    skip_blank: bool = True
+    """``pick: first`` passes over a blank candidate; ``false``: the first regular file ends the folder's search
+    even when blank (Codex's own loop: a blank ``AGENTS.override.md`` hides ``AGENTS.md``)."""
+    down: DownConfig | None = None
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, populate_by_name=True)
+
+    @field_validator("names", "root_markers")
+    @classmethod
+    def _plain_names(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not name or not name.strip():
+                raise ValueError("a name must not be empty")
+            if _NAME_PROBLEM.search(name) or name in (".", ".."):
+                raise ValueError(f"{name!r} is not a file name: no '/', '\\', NUL, '.' or '..'")
+        if len(set(value)) != len(value):
+            raise ValueError("a name is listed twice")
+        return value
+
+    _vars = field_validator("from_")(_check_vars)
+
+
 class SourceConfig(_Model):
-    """One entry of ``sources``: a URL or a glob, with its options.
+    """One entry of ``sources``: a URL, a glob or a discovery, with its options.
 
     ``url`` and ``glob`` are kept as written; ``${VAR}`` and ``~`` are
     expanded when the pipeline is built, because the text as written is the
@@ -95,6 +148,8 @@ class SourceConfig(_Model):
 
     url: str | None = None
     glob: str | None = None
+    discover: DiscoverConfig | None = None
+    """Find files by name from the project root down to a folder (:mod:`memconfig.expand.discover`)."""
     name: str | None = None
     required: bool = False
     storage_options: dict[str, Any] = Field(default_factory=_empty_dict)
@@ -111,6 +166,8 @@ class SourceConfig(_Model):
     """This source's own budget, in tokens (counted as ``formatter.tokens`` says)."""
     strip_frontmatter: bool | None = None
     """Remove a leading YAML ``---`` block (``None``: the layout's rule)."""
+    imports: ImportsConfig | None = None
+    """This source's own ``imports`` settings, over the config's (field by field)."""
     rules: Literal["frontmatter"] | None = None
     """Rule files: each file's frontmatter (``alwaysApply``, ``globs``, ``paths``, ``description``) decides per
     render whether it applies to the paths in play (:mod:`memconfig.process.rules`)."""
@@ -121,22 +178,26 @@ class SourceConfig(_Model):
         if isinstance(value, str):
             return {"url": value}
         if not isinstance(value, Mapping | SourceConfig):
-            raise ValueError("must be a URL string or a mapping with 'url' (or 'glob')")
+            raise ValueError("must be a URL string or a mapping with 'url' (or 'glob', or 'discover')")
         return value
 
     _vars = field_validator("url", "glob")(_check_vars)
 
     @model_validator(mode="after")
     def _one_location(self) -> SourceConfig:
-        if (self.url is None) == (self.glob is None):
-            raise ValueError("give exactly one of 'url' or 'glob'")
+        if [self.url, self.glob, self.discover].count(None) != 2:
+            raise ValueError("give exactly one of 'url' or 'glob' (or 'discover')")
         if not self.written.strip():
             raise ValueError("the source location is empty")
         return self
 
     @property
     def written(self) -> str:
-        """The location exactly as written in the config."""
+        """The location exactly as written in the config (a discovery's: what it looks for, and from where)."""
+        if self.discover is not None:
+            found = self.discover
+            where = f"@{found.from_}" if found.from_ is not None else ""
+            return f"discover:{found.pick}:{','.join(found.names)}{where}"
         return self.url if self.url is not None else self.glob  # type: ignore[return-value]
 
     @property
@@ -156,6 +217,28 @@ class SourceConfig(_Model):
     def __repr_str__(self, join_str: str) -> str:
         # pydantic types this inherited attribute as Representation's; repr() and str() both come through here.
         return Redactor({}, self._secrets)(super().__repr_str__(join_str))  # type: ignore[misc]
+
+
+class ImportsConfig(_Model):
+    """``imports:``: ``@path`` tokens in a file's text are replaced by the files they name (:mod:`memconfig.expand.imports`).
+
+    ``imports: true`` (or ``false``) is short for ``{enabled: true}``. A source's own
+    ``imports`` overrides the config's, field by field.
+    """
+
+    enabled: bool = True
+    max_depth: int = Field(default=5, ge=0, le=32)
+    """The top file is depth 0; files down to this depth are inlined (Claude Code: five hops)."""
+    markers: Literal["none", "comments"] = "none"
+    """``comments``: Gemini CLI's ``<!-- Imported from: P -->`` … ``<!-- End of import from: P -->`` around what is
+    inlined, and ``<!-- Import failed: P - reason -->`` where an import failed."""
+    allow_home: bool = False
+    """``@~/path`` imports a file under the home folder (outside the project root)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_bool(cls, value: Any) -> Any:
+        return {"enabled": value} if isinstance(value, bool) else value
 
 
 class LoaderConfig(_Model):
@@ -227,6 +310,9 @@ class BudgetConfig(_Model):
 
     max_chars: int | None = Field(default=None, gt=0)
     max_tokens: int | None = Field(default=None, gt=0)
+    max_bytes: int | None = Field(default=None, ge=0)
+    """A running budget of UTF-8 bytes of content, from the first source down (Codex's ``project_doc_max_bytes``):
+    each source takes what is left, cut on a byte boundary; ``0`` leaves every source out."""
     policy: Literal["fail", "truncate", "drop"] = "truncate"
     marker: str | None = None
     """The text left where a source was cut (a template; ``""``: none, the cut is still logged).
@@ -244,10 +330,11 @@ class BudgetConfig(_Model):
 
     @model_validator(mode="after")
     def _one_limit(self) -> BudgetConfig:
-        if self.max_chars is not None and self.max_tokens is not None:
-            raise ValueError("give one of 'max_chars' or 'max_tokens', not both")
-        if self.max_chars is None and self.max_tokens is None and "policy" in self.model_fields_set:
-            raise ValueError("'policy' needs a limit: 'max_chars' or 'max_tokens'")
+        limits = [n for n in ("max_chars", "max_tokens", "max_bytes") if getattr(self, n) is not None]
+        if len(limits) > 1:
+            raise ValueError("give one of 'max_chars' or 'max_tokens' (or 'max_bytes'), not more")
+        if not limits and "policy" in self.model_fields_set:
+            raise ValueError("'policy' needs a limit: 'max_chars' or 'max_tokens' (or 'max_bytes')")
         return self
 
 
@@ -272,6 +359,8 @@ class PresetConfig(_Model):
     strip_html_comments: bool | None = None
     strip_frontmatter: bool | None = None
     escape: bool | None = None
+    trim: bool | None = None
+    strip_bom: bool | None = None
 
     @field_validator("template")
     @classmethod
@@ -313,6 +402,9 @@ class FormatterConfig(_Model):
     strip_frontmatter: bool | None = None
     escape: bool | None = None
     """Neutralise a wrapper's closing tag inside content (``None``: the layout's rule, on for tag layouts)."""
+    trim: bool | None = None
+    """Right-strip each source's content (``None``: the layout's rule; ``codex`` keeps it verbatim)."""
+    strip_bom: bool | None = None
     budget: BudgetConfig | None = None
     tokens: TokensConfig = Field(default_factory=TokensConfig)
 
@@ -425,6 +517,7 @@ class Config(BaseSettings):
     credentials_file: str | None = None
     storage: dict[str, dict[str, Any]] = Field(default_factory=_empty_dict)
     loader: LoaderConfig = Field(default_factory=LoaderConfig)
+    imports: ImportsConfig | None = None
     cache: CacheConfig = Field(default_factory=CacheConfig)
     formatter: FormatterConfig = Field(default_factory=FormatterConfig)
     presets: dict[str, PresetConfig] = Field(default_factory=_empty_dict)
@@ -550,7 +643,7 @@ class Config(BaseSettings):
             ConfigError: listing every problem, each with its key path.
         """
         problems: list[Problem] = []
-        expanded = expand_tree(dict(data), "", problems)
+        expanded = expand_tree(with_preset_defaults(data), "", problems)
         config: Config | None = None
         try:
             config = cls(**expanded)
@@ -595,6 +688,24 @@ def _layout_problems(config: Config, template_text: str | None) -> list[Problem]
             found.append(Problem(f"formatter.{key}", p.message))
         elif formatter.preset not in config.presets:  # else reported under presets: already
             found.append(Problem("formatter", f"with preset {formatter.preset!r}'s {p.field}: {p.message}"))
+    return found + _marker_problems(config, formatter.layout(template_text, presets))
+
+
+def _marker_problems(config: Config, layout: Preset) -> list[Problem]:
+    """``imports.markers: comments`` under a layout that strips HTML comments: every marker would be removed."""
+    if not layout.strip_html_comments:
+        return []
+    message = (
+        "the import markers are HTML comments, which this layout strips (strip_html_comments); "
+        "set formatter.strip_html_comments: false, or markers: none"
+    )
+    found = []
+    if config.imports is not None and config.imports.enabled and config.imports.markers == "comments":
+        found.append(Problem("imports.markers", message))
+    for index, item in enumerate(config.sources):
+        own = item.imports
+        if own is not None and "markers" in own.model_fields_set and own.markers == "comments" and own.enabled:
+            found.append(Problem(f"sources[{index}].imports.markers", message))
     return found
 
 
