@@ -262,10 +262,14 @@ def watched(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[str]]]:
     """``memconfig render -o AGENTS.md --watch`` running in a repository of team sources (ended after)."""
     root = tmp_path / "repo"
     (root / "team").mkdir(parents=True)
+    (root / ".git").mkdir()
     (root / "team" / "style.md").write_text("Use tabs.\n", encoding="utf-8")
+    (root / "team" / "CLAUDE.md").write_text("See @./naming.md\n", encoding="utf-8")
+    (root / "team" / "naming.md").write_text("Names say what things are.\n", encoding="utf-8")
     (root / "rules").mkdir()
     (root / "memconfig.yaml").write_text(
-        "version: 1\nsources: [team/style.md, {glob: 'rules/*.md'}]\n", encoding="utf-8"
+        "version: 1\nsources: [team/style.md, team/CLAUDE.md, {glob: 'rules/*.md'}]\nimports: {enabled: true}\n",
+        encoding="utf-8",
     )
     environ = {k: v for k, v in os.environ.items() if not k.upper().startswith("MEMCONFIG_")}
     command = [sys.executable, "-m", "memconfig", "render", "-c", "memconfig.yaml", "-o", "AGENTS.md", "--watch"]
@@ -291,7 +295,7 @@ def _file_has(root: Path, text: str) -> Callable[[], bool]:
 def test_watch_rewrites_the_file_after_an_edit_of_any_source_and_ctrl_c_exits_0(
     watched: tuple[Path, subprocess.Popen[str]],
 ) -> None:
-    """Edits to a source and a new glob match are each written to AGENTS.md; SIGINT exits 0, no traceback."""
+    """Edits to a source, a new glob match and an imported file each rewrite AGENTS.md; SIGINT exits 0."""
     root, process = watched
     assert "Use tabs." in (root / "AGENTS.md").read_text(encoding="utf-8")
     time.sleep(0.5)  # let it arm (not needed for correctness: until armed it checks every second)
@@ -299,13 +303,15 @@ def test_watch_rewrites_the_file_after_an_edit_of_any_source_and_ctrl_c_exits_0(
     _eventually(_file_has(root, "Use spaces."), "the edit written to AGENTS.md")
     (root / "rules" / "review.md").write_text("Review every change.\n", encoding="utf-8")
     _eventually(_file_has(root, "Review every change."), "the new rule written to AGENTS.md")
+    (root / "team" / "naming.md").write_text("Names are nouns.\n", encoding="utf-8")
+    _eventually(_file_has(root, "Names are nouns."), "the imported file's edit written to AGENTS.md")
     process.send_signal(signal.SIGINT)
     assert process.wait(timeout=HANG) == 0
     assert process.stderr is not None
     assert "Traceback" not in process.stderr.read()
     logged = [json.loads(line) for line in (root / "log.jsonl").read_text(encoding="utf-8").splitlines()]
     writes = [e for e in logged if e["event"] == "output_written"]
-    assert len(writes) >= 3 and {e["path"] for e in writes} == {"AGENTS.md"}
+    assert len(writes) >= 4 and {e["path"] for e in writes} == {"AGENTS.md"}
     assert all(e["render_id"] for e in writes)
 
 
@@ -314,7 +320,14 @@ def test_watch_stops_on_sigterm_with_exit_0(watched: tuple[Path, subprocess.Pope
     root, process = watched
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=HANG) == 0
-    assert sorted(p.name for p in root.iterdir()) == ["AGENTS.md", "log.jsonl", "memconfig.yaml", "rules", "team"]
+    assert sorted(p.name for p in root.iterdir()) == [
+        ".git",
+        "AGENTS.md",
+        "log.jsonl",
+        "memconfig.yaml",
+        "rules",
+        "team",
+    ]
 
 
 def test_watch_needs_an_output_file(tmp_path: Path) -> None:
@@ -330,3 +343,35 @@ def test_watch_needs_an_output_file(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "--watch keeps a file current: give it with -o FILE" in done.stderr
+
+
+def test_discovered_folders_and_imported_files_are_watched(tmp_path: Path, fs_calls: Callable[[], Any]) -> None:
+    """A file imported by CLAUDE.md, and an AGENTS.override.md added in a folder a discovery walked, are seen."""
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / "sub").mkdir()
+    (root / "AGENTS.md").write_text("root agents\n", encoding="utf-8")
+    (root / "CLAUDE.md").write_text("claude top\n@AGENTS.md\n", encoding="utf-8")
+    found = {"names": ["AGENTS.override.md", "AGENTS.md"], "from": str(root / "sub")}
+    pipeline = Pipeline.from_config(
+        {
+            "version": 1,
+            "base_dir": str(root),
+            "sources": ["CLAUDE.md", {"discover": found}],
+            "imports": {"enabled": True},
+            "cache": {"policy": "watch"},
+            "formatter": {"preset": "plain"},
+        }
+    )
+    watching = _armed(pipeline)
+    with fs_calls() as calls:
+        pipeline.build()
+    assert calls == []
+    seen = watching.changes
+    (root / "AGENTS.md").write_text("root agents, edited\n", encoding="utf-8")  # imported and discovered
+    _changed(pipeline, seen)
+    assert "root agents, edited" in pipeline.build().text  # once: the discovered copy is a duplicate
+    seen = watching.changes
+    (root / "sub" / "AGENTS.override.md").write_text("sub override\n", encoding="utf-8")
+    _changed(pipeline, seen)
+    assert "sub override" in pipeline.build().text

@@ -15,12 +15,13 @@ output and the log go).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import io
 import json
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, cast
 
 from .. import events
@@ -86,7 +87,12 @@ def run(config: Config, args: argparse.Namespace) -> int:
         system = _read_system(args)
         printer = cast(_Printable, appender_for(name, config))
         if args.watch:
-            return _keep_current(pipeline, printer, system, name, args.output, config.cache.ttl)
+            return _keep_current(
+                pipeline,
+                lambda render: _write_file(args.output, _text(printer.output(system, render)), name, render),
+                args.paths,
+                config.cache.ttl,
+            )
         with load_progress(args):  # a bar on the terminal, should the sources take a while
             render = pipeline.build(paths=args.paths)
         text = _text(printer.output(system, render))
@@ -119,13 +125,15 @@ def _watched(config: Config, args: argparse.Namespace) -> Config:
 
 
 def _keep_current(
-    pipeline: Pipeline, printer: _Printable, system: str | None, name: str, path: str, every: float
+    pipeline: Pipeline, write: Callable[[Render], None], paths: Sequence[str] | None, every: float
 ) -> int:
-    """Render and write *path* now and after every reported change, until SIGINT or SIGTERM (then 0).
+    """Render and *write* now and after every reported change, until SIGINT or SIGTERM (then 0).
 
     Sources that cannot be watched (remote ones) are revalidated every *every* seconds (``cache.ttl``).
+    A signal during a write takes effect once the write and its event are done: the file and the log agree.
     """
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    stop = _Stop()
+    previous = {number: signal.signal(number, stop) for number in (signal.SIGINT, signal.SIGTERM)}
     try:
         seen = 0
         while True:
@@ -133,11 +141,12 @@ def _keep_current(
             if watching is not None:
                 seen = watching.changes  # taken before the render: a change during it renders again
             try:
-                render = pipeline.build()
+                render = pipeline.build(paths=paths)
             except SourceError as exc:  # logged (prompt_failed); the file keeps its last good content
                 print(f"memconfig: error: {exc.format_message()}", file=sys.stderr, flush=True)
             else:
-                _write_file(path, _text(printer.output(system, render)), name, render)
+                with stop.deferred():
+                    write(render)
             watching = getattr(pipeline.cache, "watching", None)
             if watching is None:
                 continue
@@ -148,14 +157,35 @@ def _keep_current(
     except KeyboardInterrupt:
         return 0
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 _POLL = 1.0  # seconds between renders while the watcher is not reporting (starting, or failed)
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+class _Stop:
+    """The SIGINT and SIGTERM handler of ``--watch``: ends the loop, at once or, during a write, after it."""
+
+    def __init__(self) -> None:
+        self._busy = False
+        self._asked = False
+
+    def __call__(self, signum: int, frame: object) -> None:
+        if self._busy:
+            self._asked = True
+            return
+        raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def deferred(self) -> Iterator[None]:
+        self._busy = True
+        try:
+            yield
+        finally:
+            self._busy = False
+        if self._asked:
+            raise KeyboardInterrupt
 
 
 def _format(config: Config, args: argparse.Namespace) -> str:
