@@ -147,3 +147,14 @@ def test_a_write_failure_exits_74_naming_the_file(project: Path, make: Callable[
     assert done.returncode == 74
     assert done.stderr.strip() == f"memconfig: error: cannot write the output: {name}: {reason}"
     assert "output_written" not in (project / "log.jsonl").read_text(encoding="utf-8")
+
+
+def test_an_output_that_is_a_source_is_refused(project: Path, write_config: WriteConfig) -> None:
+    """-o naming a file the config reads (here a glob's match, once it exists) exits 2 and leaves it as it is."""
+    write_config({"version": 1, "sources": [{"glob": "*.md"}]})
+    assert _render(project, "-o", "AGENTS.md").returncode == 0  # no AGENTS.md yet: not a match
+    before = (project / "AGENTS.md").read_bytes()
+    done = _render(project, "-o", "AGENTS.md")
+    assert done.returncode == 2
+    assert "memconfig: error: -o AGENTS.md is a source of this config (" in done.stderr
+    assert (project / "AGENTS.md").read_bytes() == before

@@ -19,6 +19,7 @@ import contextlib
 import hashlib
 import io
 import json
+import os
 import signal
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -108,9 +109,23 @@ def _text(out: str | Mapping[str, Any]) -> str:
 
 
 def _write_file(path: str, text: str, name: str, render: Render) -> None:
+    _not_a_source(path, render)
     data = text.encode("utf-8")
     written = write_output(path, data)
     events.output_file(written, path, name, len(data), hashlib.sha256(data).hexdigest(), render.render_id)
+
+
+def _not_a_source(path: str, render: Render) -> None:
+    """Refuse to write a file the render read: each write would put the prompt into the next one (under --watch,
+    without end). Compared as absolute paths, with no file-system call (a link to a source is not caught)."""
+    target = os.path.normpath(os.path.abspath(path))
+    for record in render.sources:
+        local = record.url.removeprefix("file://")  # a glob's or a discovery's matches are file:// URLs
+        if "://" not in local and os.path.normpath(os.path.abspath(local)) == target:
+            raise ConfigError(
+                f"-o {path} is a source of this config ({record.source}): writing it would put the prompt into "
+                "the next render; write the output elsewhere, or leave it out of the sources"
+            )
 
 
 def _watched(config: Config, args: argparse.Namespace) -> Config:
