@@ -165,23 +165,23 @@ class Watching:
 
     def saw(self, sources: Iterable[Source], results: Mapping[str, list[LoadResult]]) -> None:
         """Note where each declared source of a pass (and its children, in *results*) lives; (re)start watching."""
-        spots = dict(self._spots)
-        for source in sources:
-            found = self._spots_of(source, results.get(source.key, []))
-            if found is None:
+        found = [(source, self._spots_of(source, results.get(source.key, []))) for source in sources]
+        with self._lock:  # renders on other threads may be telling theirs
+            spots = dict(self._spots)
+            for source, where in found:
+                if where is not None:
+                    spots[source.key] = where
+                    continue
+                spots.pop(source.key, None)
                 if source.key not in self._unwatched:
                     self._unwatched.add(source.key)
                     detail = "not a local file or folder: revalidated on every render"
                     self._unreported.append((source, "remote", detail))
-                spots.pop(source.key, None)
-            else:
-                spots[source.key] = found
-        # Folders again even with the same spots: a folder that was missing may be there now, and watched itself.
-        folders = _folders(spots.values())
-        with self._lock:
             if spots != self._spots:
                 self._spots = spots
                 self._index = _Index(spots)
+            # Folders again even with the same spots: a folder that was missing may be there now, watched itself.
+            folders = _folders(spots.values())
             if self._failed is None and folders != self._folders:
                 self._restart(folders)
             self._report()
