@@ -196,7 +196,7 @@ def test_downward_search_is_breadth_first_bounded_and_respects_gitignore(repo: P
 
 
 def test_the_folders_walked_are_exposed_for_a_watcher(repo: Path) -> None:
-    """`last_walk()` keeps each discovery's walk: every folder looked at (what a watcher watches) and the files."""
+    """`last_walk()` keeps each walk (folders looked at, files taken); `watched()` gives the folders as spots."""
     config = Pipeline.from_config(
         {"version": 1, "base_dir": str(repo), "sources": [{"discover": {"names": ["AGENTS.md"], "from": "a/b"}}]}
     ).config
@@ -208,6 +208,8 @@ def test_the_folders_walked_are_exposed_for_a_watcher(repo: Path) -> None:
     walk = expander.last_walk(source)  # type: ignore[attr-defined]
     assert walk.folders == (str(repo), str(repo / "a"), str(repo / "a" / "b"))
     assert walk.root == str(repo) and [f for f, _ in walk.files] == [str(repo), str(repo / "a" / "b")]
+    spots = expander.watched(source)  # type: ignore[attr-defined]
+    assert [(s.path, s.kind) for s in spots] == [(folder, "folder") for folder in walk.folders]
 
 
 @pytest.mark.parametrize(
