@@ -22,6 +22,7 @@ import fsspec
 from ..expand.imports import MAX_IMPORTS, ImportRef, child_key, find_tokens, kind
 from ..failures import SkipReason
 from ..stages import LoadRequest, LoadResult
+from .merge import STALE_REASONS as STALE
 
 if TYPE_CHECKING:
     from ..sources import Source
@@ -121,8 +122,10 @@ def _place(result: LoadResult, children: Mapping[str, list[LoadResult | None]], 
 
 def _importing(result: LoadResult, text_of: Callable[[LoadResult], str | None]) -> str | None:
     """The text to scan for imports, if *result*'s source follows imports and its file is in the prompt."""
-    if result.source.imports is None or result.status not in ("loaded", "unchanged"):
+    if result.source.imports is None:
         return None
+    if result.status not in ("loaded", "unchanged") and not (result.status == "skipped" and result.reason in STALE):
+        return None  # out of the prompt; a file that failed in a way that may pass keeps its copy, and its imports
     return text_of(result)
 
 

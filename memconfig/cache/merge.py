@@ -146,6 +146,8 @@ class Merge:
 
     def _imported(self, group: list[LoadResult]) -> None:
         """Record what each file of *group* imports (its children, in token order); forget imports no longer made."""
+        if not group:
+            return
         made: dict[str, list[str]] = {}
         importers: dict[str, Source] = {}
         for result in group:
