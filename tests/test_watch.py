@@ -100,6 +100,19 @@ def _changed(pipeline: Pipeline, seen: int) -> None:
     _eventually(lambda: watching.changes > seen, "the change reported")
 
 
+def _quiet(pipeline: Pipeline) -> None:
+    """Wait until no report has come for RECENT seconds (an edit's events may come in more than one batch)."""
+    watching = _watching(pipeline)
+    deadline = time.monotonic() + HANG
+    while True:
+        before = watching.changes
+        time.sleep(RECENT + 0.1)
+        if watching.changes == before:
+            return
+        if time.monotonic() > deadline:
+            pytest.fail(f"reports still coming after {HANG} s")
+
+
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
     """50 local files and a rules/ folder of two, in tmp_path/repo."""
@@ -183,7 +196,7 @@ def test_a_source_reported_changed_is_checked_for_a_while_after(tree: Path, fs_c
     (tree / "f1.md").write_text("twice\n", encoding="utf-8")  # right away: the watcher may not have told yet
     assert "twice" in pipeline.build().text  # reported already, or not yet: then the recent source's stat saw it
     _changed(pipeline, seen + 1)
-    time.sleep(RECENT)  # after the last report
+    _quiet(pipeline)
     pipeline.build()
     with fs_calls() as calls:
         assert "twice" in pipeline.build().text

@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from fsspec.utils import glob_translate
 
-from ..cache.watcher import Spot
-
 if TYPE_CHECKING:
+    from ..cache.watcher import Spot
     from ..sources import Source
 
 __all__ = ["GlobExpander"]
@@ -46,6 +45,8 @@ class GlobExpander:
         The folder before the first part with magic: its direct entries when
         the magic is in the last part only (``rules/*.md``), else everything below it.
         """
+        from ..cache.watcher import Spot  # only a watcher asks, and it has imported it
+
         path = source.open_fs()[1]
         parts = path.split("/")
         magic = next((i for i, part in enumerate(parts) if _MAGIC.search(part)), None)
