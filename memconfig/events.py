@@ -231,7 +231,7 @@ EVENTS: Mapping[str, EventSpec] = MappingProxyType(
                 ("source", "via", "folder", "candidate", "reason", "detail"),
                 "debug",
                 "a discovery passed over a candidate file: missing, not_regular_file (a directory, FIFO, symlink "
-                "loop …) or blank",
+                "loop …), blank, or too_many (a pattern matched more than loader.max_matches files in one folder)",
             ),
             EventSpec(
                 "source_unwatched",

@@ -717,8 +717,8 @@ def test_unknown_preset_lists_the_choices() -> None:
     error = mapping_error({"version": 1, "formatter": {"preset": "langchain"}})
 
     assert str(error) == (
-        "formatter.preset: unknown preset 'langchain'; built-in: codex, deepagents, markdown, plain, xml;"
-        " none defined under presets"
+        "formatter.preset: unknown preset 'langchain'; built-in: claude, codex, deepagents, gemini, markdown, plain, "
+        "xml; none defined under presets"
     )
 
 

@@ -148,8 +148,8 @@ def test_a_user_preset_defaults_to_extending_plain(project: Path) -> None:
         pytest.param(
             {"presets": {"mine": {"extends": "html"}}},
             {
-                "presets.mine.extends": "cannot extend unknown preset 'html'; built-in: codex, deepagents, markdown, "
-                "plain, xml; defined under presets: mine"
+                "presets.mine.extends": "cannot extend unknown preset 'html'; built-in: claude, codex, deepagents, "
+                "gemini, markdown, plain, xml; defined under presets: mine"
             },
             id="unknown-base",
         ),
@@ -161,8 +161,8 @@ def test_a_user_preset_defaults_to_extending_plain(project: Path) -> None:
         pytest.param(
             {"presets": {"mine": {}, "yours": {}}, "formatter": {"preset": "ours"}},
             {
-                "formatter.preset": "unknown preset 'ours'; built-in: codex, deepagents, markdown, plain, xml; "
-                "defined under presets: mine, yours"
+                "formatter.preset": "unknown preset 'ours'; built-in: claude, codex, deepagents, gemini, markdown, "
+                "plain, xml; defined under presets: mine, yours"
             },
             id="unknown-preset",
         ),

@@ -111,7 +111,10 @@ class DownConfig(_Model):
 class DiscoverConfig(_Model):
     """``discover:``: find instruction files by name in the folders from the project root down to ``from``."""
 
-    names: list[str] = Field(min_length=1)
+    names: list[str] | None = Field(default=None, min_length=1)
+    patterns: list[str] | None = Field(default=None, min_length=1)
+    """Globs relative to each folder walked (``.claude/rules/**/*.md``): the regular files they match are
+    candidates too, after ``names``, in sorted order; ``**``, ``*``, ``?``, ``[…]`` and ``{a,b}``."""
     pick: Literal["first", "all"] = "first"
     from_: str | None = Field(default=None, alias="from")
     """The working folder (default: the process's working directory at render time); relative: to ``base_dir``."""
@@ -125,7 +128,9 @@ class DiscoverConfig(_Model):
 
     @field_validator("names", "root_markers")
     @classmethod
-    def _plain_names(cls, value: list[str]) -> list[str]:
+    def _plain_names(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return value
         for name in value:
             if not name or not name.strip():
                 raise ValueError("a name must not be empty")
@@ -134,6 +139,30 @@ class DiscoverConfig(_Model):
         if len(set(value)) != len(value):
             raise ValueError("a name is listed twice")
         return value
+
+    @field_validator("patterns")
+    @classmethod
+    def _relative_patterns(cls, value: list[str] | None) -> list[str] | None:
+        for pattern in value or ():
+            parts = pattern.replace("\\", "/").split("/")
+            if not pattern.strip() or "\x00" in pattern:
+                raise ValueError("a pattern must not be empty")
+            if pattern.startswith(("/", "~")) or ".." in parts or parts[0] == ".":
+                raise ValueError(f"{pattern!r} must be relative to the folder walked, with no '..' or leading './'")
+        if value is not None and len(set(value)) != len(value):
+            raise ValueError("a pattern is listed twice")
+        return value
+
+    @model_validator(mode="after")
+    def _something_to_find(self) -> DiscoverConfig:
+        if self.names is None and self.patterns is None:
+            raise ValueError("give 'names' (files to look for in each folder) or 'patterns' (globs), or both")
+        return self
+
+    @property
+    def candidates(self) -> list[str]:
+        """The names, then the patterns: what the discovery looks for in each folder, in order."""
+        return [*(self.names or ()), *(self.patterns or ())]
 
     _vars = field_validator("from_")(_check_vars)
 
@@ -197,7 +226,7 @@ class SourceConfig(_Model):
         if self.discover is not None:
             found = self.discover
             where = f"@{found.from_}" if found.from_ is not None else ""
-            return f"discover:{found.pick}:{','.join(found.names)}{where}"
+            return f"discover:{found.pick}:{','.join(found.candidates)}{where}"
         return self.url if self.url is not None else self.glob  # type: ignore[return-value]
 
     @property

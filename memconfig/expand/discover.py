@@ -14,6 +14,14 @@ directory, FIFO, socket or device by that name (or a symlink loop) is passed
 over. Every folder looked at is a ``folder_searched`` event and every candidate
 passed over a ``candidate_passed`` event, both at ``debug``; every file found is
 a child source (``via: discover``), whose ``source_loaded`` says it was taken.
+
+Besides names, ``patterns`` are globs relative to each folder walked (Claude
+Code's ``.claude/rules/**/*.md``): the regular files they match are candidates
+too, in sorted order, found by a walk of the pattern's literal folder that
+follows no symlinked folder and stops at ``loader.max_matches`` files. A file
+two folders' patterns both match is taken once, by the folder nearer the root.
+:func:`found_in` tells, from a file's path alone, which folder a pattern matched
+it from: the folder its ``paths`` frontmatter is relative to.
 """
 
 from __future__ import annotations
@@ -32,12 +40,14 @@ if TYPE_CHECKING:
     from ..cache.watcher import Spot
     from ..sources import Source
 
-__all__ = ["DiscoverExpander", "DiscoverSpec", "Walk", "project_root", "walk"]
+__all__ = ["DiscoverExpander", "DiscoverSpec", "Walk", "found_in", "literal_folder", "project_root", "walk"]
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 _CHUNK = 1 << 16
 _SKIPPED_BELOW = frozenset({".git"})  # never searched by the downward scan
 _GIT_TIMEOUT = 10.0
+_MAGIC = frozenset("*?[{")
+_PATTERN_FLAGS = 0  # set on first use: wcmatch is imported only by a discovery with patterns
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,10 +63,13 @@ class DiscoverSpec:
             still ends the folder's search, and is then left out as ``empty`` by the loader).
         max_dirs: how many folders below *start* to search too (``None``: none).
         respect_gitignore: the downward search leaves out what git ignores.
+        patterns: globs relative to each folder; the files they match are candidates after *names*.
         encoding, max_bytes: how a candidate is read to tell whether it is blank (the loader's).
+        max_matches: at most this many files a pattern takes in one folder (the loader's ``max_matches``).
     """
 
     names: tuple[str, ...]
+    patterns: tuple[str, ...] = ()
     pick: str = "first"
     start: str | None = None
     root_markers: tuple[str, ...] = (".git",)
@@ -65,6 +78,7 @@ class DiscoverSpec:
     respect_gitignore: bool = True
     encoding: str = "utf-8"
     max_bytes: int = 1 << 20
+    max_matches: int = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,12 +136,42 @@ def walk(spec: DiscoverSpec, source: Source | None = None) -> Walk:
     if spec.max_dirs:
         folders += _below(start, spec.max_dirs, spec.respect_gitignore)
     files: list[tuple[str, str]] = []
+    seen: set[str] = set()
     for folder in folders:
-        taken = _pick(folder, spec, source)
+        taken = [path for path in _pick(folder, spec, source) if path not in seen]
+        seen.update(taken)
         if source is not None:
             events.folder_searched(source, folder, root, taken)
         files += [(folder, path) for path in taken]
     return Walk(start, root, tuple(folders), tuple(files))
+
+
+def literal_folder(pattern: str) -> str:
+    """The part of *pattern* before its first segment with magic (``.claude/rules`` of ``.claude/rules/**/*.md``)."""
+    parts = pattern.split("/")
+    literal = []
+    for part in parts[:-1]:
+        if _MAGIC.intersection(part):
+            break
+        literal.append(part)
+    return "/".join(literal)
+
+
+def found_in(path: str, patterns: tuple[str, ...]) -> str | None:
+    """The folder a pattern of *patterns* matched *path* from: its nearest ancestor it matches relative to.
+
+    For a pattern that starts with a literal folder (``.claude/rules/**/*.md``),
+    the folder holding that one; ``None`` when no pattern matches from any ancestor.
+    """
+    folder = os.path.dirname(path)
+    while True:
+        relative = os.path.relpath(path, folder).replace(os.sep, "/")
+        if any(_matches(relative, pattern) for pattern in patterns):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
 
 
 class DiscoverExpander:
@@ -168,15 +212,22 @@ class DiscoverExpander:
         from ..cache.watcher import Spot  # only a watcher asks, and it has imported it
 
         assert source.discover is not None
-        found = self._walks.get((source.key, source.discover)) or walk(source.discover)
-        return [Spot(folder, "folder") for folder in found.folders]
+        spec = source.discover
+        found = self._walks.get((source.key, spec)) or walk(spec)
+        spots = [Spot(folder, "folder") for folder in found.folders]
+        for pattern in spec.patterns:  # a rule file added deep in .claude/rules/ is a change too
+            below = literal_folder(pattern)
+            spots += [Spot(os.path.join(folder, below) if below else folder, "tree") for folder in found.folders]
+        return spots
 
 
 def _pick(folder: str, spec: DiscoverSpec, source: Source | None) -> list[str]:
     """The candidates of *folder* that are taken: the first that counts under ``pick: first``, else all present."""
     taken = []
-    for name in spec.names:
-        path = os.path.join(folder, name)
+    candidates = [os.path.join(folder, name) for name in spec.names]
+    for pattern in spec.patterns:
+        candidates += _matched(folder, pattern, spec, source)
+    for path in candidates:
         why = _passed_over(path, spec)
         if why is not None:
             if source is not None:
@@ -186,6 +237,48 @@ def _pick(folder: str, spec: DiscoverSpec, source: Source | None) -> list[str]:
         if spec.pick == "first":
             break
     return taken
+
+
+def _matches(relative: str, pattern: str) -> bool:
+    global _PATTERN_FLAGS
+    from wcmatch import glob  # only a discovery with patterns pays for the import
+
+    if not _PATTERN_FLAGS:
+        _PATTERN_FLAGS = glob.GLOBSTAR | glob.BRACE | glob.FORCEUNIX
+    return bool(glob.globmatch(relative, pattern, flags=_PATTERN_FLAGS))
+
+
+def _matched(folder: str, pattern: str, spec: DiscoverSpec, source: Source | None) -> list[str]:
+    """The files below *folder* that *pattern* matches, sorted, at most ``max_matches``.
+
+    Walks only the pattern's literal folder, never into a symlinked folder (a
+    loop cannot make it endless); entries are listed, not opened. A folder the
+    walk cannot list is passed over, as a missing one is.
+    """
+    below = literal_folder(pattern)
+    top = os.path.join(folder, below) if below else folder
+    if not any(_MAGIC.intersection(part) for part in pattern.split("/")):
+        return [os.path.join(folder, pattern)]  # a plain relative path: one candidate, checked like a name
+    found: list[str] = []
+    over = False
+    for current, dirs, files in os.walk(top, followlinks=False):
+        dirs.sort()
+        if current == folder:
+            dirs[:] = [d for d in dirs if d not in _SKIPPED_BELOW]
+        for name in files:
+            path = os.path.join(current, name)
+            if _matches(os.path.relpath(path, folder).replace(os.sep, "/"), pattern):
+                found.append(path)
+        if len(found) > spec.max_matches:
+            over = True
+            break
+    found.sort()
+    if over:
+        if source is not None:
+            detail = f"more than loader.max_matches ({spec.max_matches}) files match {pattern!r}; the first taken"
+            events.candidate_passed(source, folder, os.path.join(folder, pattern), "too_many", detail)
+        found = found[: spec.max_matches]
+    return found
 
 
 def _passed_over(path: str, spec: DiscoverSpec) -> tuple[str, str] | None:

@@ -101,6 +101,33 @@ _CODEX_DEFAULTS: Mapping[str, Any] = MappingProxyType(
     }
 )
 
+#: Claude Code's memory (code.claude.com/docs/en/memory): every CLAUDE.md and CLAUDE.local.md from the project
+#: root down to the working folder (CLAUDE.local.md after CLAUDE.md in a folder), the rule files of
+#: .claude/rules/ (any depth) applied by their ``paths`` frontmatter, relative to the folder holding
+#: .claude, and @path imports relative to the importing file, five hops deep.
+_CLAUDE_DEFAULTS: Mapping[str, Any] = MappingProxyType(
+    {
+        "sources": (
+            {"discover": {"names": ("CLAUDE.md", "CLAUDE.local.md"), "pick": "all", "root_markers": (".git",)}},
+            {
+                "discover": {"patterns": (".claude/rules/**/*.md",), "pick": "all", "root_markers": (".git",)},
+                "rules": "frontmatter",
+            },
+        ),
+        "imports": {"enabled": True, "max_depth": 5, "markers": "none"},
+    }
+)
+
+#: Gemini CLI's context files (packages/core/src/utils/memoryDiscovery.ts): every GEMINI.md (or each name of
+#: ``context.fileName``) in each folder from the git root down to the working folder, @path imports with
+#: its comment markers, five deep.
+_GEMINI_DEFAULTS: Mapping[str, Any] = MappingProxyType(
+    {
+        "sources": ({"discover": {"names": ("GEMINI.md",), "pick": "all", "root_markers": (".git",)}},),
+        "imports": {"enabled": True, "max_depth": 5, "markers": "comments"},
+    }
+)
+
 PRESETS: MappingProxyType[str, Preset] = MappingProxyType(
     {
         # The layout of deepagents' MemoryMiddleware: "{path}", blank line, content;
@@ -130,6 +157,25 @@ PRESETS: MappingProxyType[str, Preset] = MappingProxyType(
             strip_html_comments=False,
             trim=False,
             strip_bom=False,
+        ),
+        # Claude Code's memory: the files concatenated, a blank line between; HTML comments stripped
+        # (Claude Code hides them from the model), frontmatter kept (a rule file's is stripped by its rule).
+        "claude": Preset(
+            template="{agent_memory}",
+            section="{content}",
+            separator="\n\n",
+            empty="",
+            strip_html_comments=True,
+        ),
+        # Gemini CLI's concatenation: each file between "--- Context from: P ---" and
+        # "--- End of Context from: P ---" lines (P its absolute path), a blank line between;
+        # nothing stripped (the import markers are comments).
+        "gemini": Preset(
+            template="{agent_memory}",
+            section="--- Context from: {path} ---\n{content}\n--- End of Context from: {path} ---",
+            separator="\n\n",
+            empty="",
+            strip_html_comments=False,
         ),
         # A Markdown heading with each source's title.
         "markdown": Preset(
@@ -229,7 +275,9 @@ def overrides(spec: object) -> dict[str, Any]:
 
 #: What a config choosing a built-in preset (or one of its own that extends it) gets for whatever it does not
 #: set itself: a fragment of a config (``sources``, ``loader``, ``formatter.budget`` …), data like the presets.
-PRESET_DEFAULTS: MappingProxyType[str, Mapping[str, Any]] = MappingProxyType({"codex": _CODEX_DEFAULTS})
+PRESET_DEFAULTS: MappingProxyType[str, Mapping[str, Any]] = MappingProxyType(
+    {"codex": _CODEX_DEFAULTS, "claude": _CLAUDE_DEFAULTS, "gemini": _GEMINI_DEFAULTS}
+)
 
 #: Keys of which a config sets one at most: one set by the config replaces the preset's whole group.
 _ONE_OF: Mapping[tuple[str, ...], frozenset[str]] = MappingProxyType(

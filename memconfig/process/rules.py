@@ -34,7 +34,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
@@ -204,16 +204,27 @@ class ApplyRules:
     Args:
         sources: the keys of the sources with ``rules: frontmatter``.
         root: the folder paths in play are matched relative to (the config's ``base_dir``).
+        anchored: for a discovery among *sources*, by key, its ``patterns``: a rule file it
+            found is matched relative to the folder the pattern matched it from (the folder
+            holding ``.claude/rules``, as Claude Code does), not relative to *root*.
     """
 
     takes_paths = True
     """The chain hands this processor the render's paths in play."""
 
-    def __init__(self, sources: Collection[str], root: str | os.PathLike[str]) -> None:
+    def __init__(
+        self,
+        sources: Collection[str],
+        root: str | os.PathLike[str],
+        anchored: Mapping[str, tuple[str, ...]] | None = None,
+    ) -> None:
         self.sources = frozenset(sources)
         self.root = PurePosixPath(os.path.abspath(os.fspath(root)))
-        digest = hashlib.sha256("\x1e".join(sorted(self.sources)).encode()).hexdigest()
+        self.anchored = dict(anchored or {})
+        named = [*sorted(self.sources), *(f"{k}={','.join(v)}" for k, v in sorted(self.anchored.items()))]
+        digest = hashlib.sha256("\x1e".join(named).encode()).hexdigest()
         self.token = f"ApplyRules(root={str(self.root)!r}, sources={len(self.sources)}:{digest[:16]})"
+        self._anchors: dict[str, PurePosixPath] = {}
         self._parsed: OrderedDict[tuple[str, str], tuple[Rule, Callable[[str], bool] | None]] = OrderedDict()
 
     def __repr__(self) -> str:
@@ -222,6 +233,7 @@ class ApplyRules:
     def __call__(self, sections: Sequence[Section], paths: PathsInPlay = ()) -> Processed:
         """The sections that apply to *paths* (absolute, from :func:`in_play`), frontmatter stripped."""
         relative = self._relative(paths)
+        by_root: dict[PurePosixPath, list[str]] = {self.root: relative}
         kept: list[Section] = []
         notes: list[Note] = []
         reasons: dict[str, tuple[SkipReason, str]] = {}
@@ -235,16 +247,36 @@ class ApplyRules:
                 fields = {"line": rule.line, "detail": f"{section.source}:{rule.line}: {rule.problem}"}
                 notes.append(Note(section, "frontmatter_invalid", fields))
             else:
-                why = _not_applying(rule, matches, relative)
+                root = self._anchor(section)
+                if root not in by_root:
+                    by_root[root] = self._relative(paths, root)
+                why = _not_applying(rule, matches, by_root[root])
                 if why is not None:
                     reasons[section.source] = (SkipReason.NOT_APPLICABLE, why)
                     continue
             kept.append(section if rule.body is section.text else section.with_text(rule.body))
         return Processed(kept, notes, reasons)
 
-    def _relative(self, paths: PathsInPlay) -> list[str]:
-        """Each path in play relative to the root; those outside it are left out (no relative pattern matches them)."""
-        root = self.root
+    def _anchor(self, section: Section) -> PurePosixPath:
+        """The folder *section*'s patterns are relative to: the root, or where its discovery's pattern found it."""
+        patterns = self.anchored.get(section.parent) if section.parent is not None else None
+        if patterns is None:
+            return self.root
+        anchor = self._anchors.get(section.source)
+        if anchor is None:
+            from ..expand.discover import found_in
+
+            folder = found_in(section.source, patterns)
+            anchor = self.root if folder is None else PurePosixPath(folder)
+            if len(self._anchors) >= _PARSED:
+                self._anchors.clear()
+            self._anchors[section.source] = anchor
+        return anchor
+
+    def _relative(self, paths: PathsInPlay, root: PurePosixPath | None = None) -> list[str]:
+        """Each path in play relative to *root* (the processor's); those outside it are left out (no relative
+        pattern matches them)."""
+        root = self.root if root is None else root
         out = []
         for path in paths:
             pure = PurePosixPath(path)
@@ -289,5 +321,11 @@ def rules_sources(sources: Iterable[Any]) -> list[str]:
 
 def rules_processor(sources: Iterable[Any], root: str | os.PathLike[str]) -> list[ApplyRules]:
     """The rules step for *sources* (none when no source declares rules), to run first in the chain."""
+    sources = list(sources)
     keys = rules_sources(sources)
-    return [ApplyRules(keys, root)] if keys else []
+    anchored = {
+        s.key: s.discover.patterns
+        for s in sources
+        if s.key in keys and getattr(s, "discover", None) is not None and s.discover.patterns
+    }
+    return [ApplyRules(keys, root, anchored)] if keys else []

@@ -276,7 +276,8 @@ def _discovery(config: Config, item: SourceConfig, resolve: Callable[[str], str]
     found, down = item.discover, item.discover.down
     start = None if found.from_ is None else resolve(expand_vars_traced(found.from_)[0])
     spec = DiscoverSpec(
-        names=tuple(found.names),
+        names=tuple(found.names or ()),
+        patterns=tuple(found.patterns or ()),
         pick=found.pick,
         start=start,
         root_markers=tuple(found.root_markers),
@@ -285,6 +286,7 @@ def _discovery(config: Config, item: SourceConfig, resolve: Callable[[str], str]
         respect_gitignore=down is not None and down.respect_gitignore,
         encoding=config.loader.encoding,
         max_bytes=config.loader.max_bytes,
+        max_matches=config.loader.max_matches,
     )
     key = item.written
     return Source(
@@ -296,6 +298,7 @@ def _discovery(config: Config, item: SourceConfig, resolve: Callable[[str], str]
         retries=item.retries if item.retries is not None else config.loader.retries,
         title=item.title,
         strip_frontmatter=item.strip_frontmatter,
+        rules=item.rules,
         discover=spec,
     )
 
