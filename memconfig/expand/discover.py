@@ -40,7 +40,16 @@ if TYPE_CHECKING:
     from ..cache.watcher import Spot
     from ..sources import Source
 
-__all__ = ["DiscoverExpander", "DiscoverSpec", "Walk", "found_in", "literal_folder", "project_root", "walk"]
+__all__ = [
+    "DiscoverExpander",
+    "DiscoverSpec",
+    "Walk",
+    "candidates",
+    "found_in",
+    "literal_folder",
+    "project_root",
+    "walk",
+]
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 _CHUNK = 1 << 16
@@ -224,10 +233,7 @@ class DiscoverExpander:
 def _pick(folder: str, spec: DiscoverSpec, source: Source | None) -> list[str]:
     """The candidates of *folder* that are taken: the first that counts under ``pick: first``, else all present."""
     taken = []
-    candidates = [os.path.join(folder, name) for name in spec.names]
-    for pattern in spec.patterns:
-        candidates += _matched(folder, pattern, spec, source)
-    for path in candidates:
+    for path in candidates(folder, spec, source):
         why = _passed_over(path, spec)
         if why is not None:
             if source is not None:
@@ -237,6 +243,14 @@ def _pick(folder: str, spec: DiscoverSpec, source: Source | None) -> list[str]:
         if spec.pick == "first":
             break
     return taken
+
+
+def candidates(folder: str, spec: DiscoverSpec, source: Source | None = None) -> list[str]:
+    """What *spec* looks for in *folder*, in order: its names, then each pattern's matches (listed, none opened)."""
+    paths = [os.path.join(folder, name) for name in spec.names]
+    for pattern in spec.patterns:
+        paths += _matched(folder, pattern, spec, source)
+    return paths
 
 
 def _matches(relative: str, pattern: str) -> bool:
