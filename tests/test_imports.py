@@ -310,6 +310,41 @@ def test_revalidate_sees_an_edit_to_an_imported_file(tmp_path: Path) -> None:
     assert (edited.text, edited.counts["refreshed"]) == ("new text", 1)
 
 
+def test_cache_counts_count_each_imported_file_once(tmp_path: Path) -> None:
+    """An imported file is counted like any file: a miss on the first render, a cache hit when held unchanged.
+
+    ``loaded + refreshed + stale + cache_hits`` is the number of files in the block, never a negative hit count.
+    """
+    root = _repo(tmp_path, {"CLAUDE.md": "top @a.md @b.md", "a.md": "A", "b.md": "B"})
+    pipeline = _pipeline(root, ["CLAUDE.md"], policy="revalidate")
+
+    first = pipeline.build()
+    again = pipeline.build()
+    (root / "b.md").write_text("B2")
+    os.utime(root / "b.md", ns=((root / "b.md").stat().st_mtime_ns + 10**9,) * 2)
+    edited = pipeline.build()
+
+    def counts(render: Any) -> tuple[int, ...]:
+        return tuple(render.counts[k] for k in ("sources_loaded", "loaded", "refreshed", "cache_hits"))
+
+    assert (first.text, counts(first)) == ("top A B", (1, 3, 0, 0))
+    assert counts(again) == (1, 0, 0, 3)
+    assert (edited.text, counts(edited)) == ("top A B2", (1, 0, 1, 2))
+
+
+def test_many_imports_never_make_cache_hits_negative(tmp_path: Path, logs: list[dict[str, Any]]) -> None:
+    """1,000 imports in one file: the first render counts 1,001 misses and no hit; the next, 1,001 hits."""
+    files = {f"f{i}.md": f"file {i}" for i in range(1000)}
+    root = _repo(tmp_path, {"top.md": "\n".join(f"@f{i}.md" for i in range(1000)), **files})
+    pipeline = _pipeline(root, ["top.md"], policy="revalidate")
+
+    first, second = pipeline.build(), pipeline.build()
+
+    built = events_named(logs, "prompt_built")
+    assert [(e["loaded"], e["cache_hits"]) for e in built] == [(1001, 0), (0, 1001)]
+    assert (first.counts["cache_hits"], second.counts["cache_hits"]) == (0, 1001)
+
+
 def test_revalidate_sees_a_missing_import_appear(tmp_path: Path) -> None:
     """A missing import that is created later is in the next render under ``revalidate``."""
     root = _repo(tmp_path, {"CLAUDE.md": "x @later.md"})

@@ -450,9 +450,11 @@ class PolicyCache:
             if not locked:
                 self._lock.release()
         sections, records = view
+        # Counted per file, as ``loaded``/``refreshed``/``stale`` are: an imported file is inlined in its
+        # importer's section but is an entry (and a hit, when it was held unchanged) of its own.
         fresh = stats.get("loaded", 0) + stats.get("refreshed", 0) + stats.get("stale", 0)
         counts = {
-            "cache_hits": len(sections) - fresh,
+            "cache_hits": max(len(meta["entries"]) - fresh, 0),
             "refreshed": 0,
             "stale": 0,
             "loaded": 0,
