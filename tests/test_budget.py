@@ -436,7 +436,9 @@ def test_layout_alone_over_the_budget_is_a_config_error() -> None:
 @pytest.mark.parametrize(
     ("budget", "message"),
     [
-        pytest.param({"max_chars": 10, "max_tokens": 10}, "give one of 'max_chars' or 'max_tokens'", id="both"),
+        pytest.param(
+            {"max_chars": 10, "max_tokens": 10}, "give only one of 'max_chars', 'max_tokens' or 'max_bytes'", id="both"
+        ),
         pytest.param({"policy": "drop"}, "'policy' needs a limit", id="policy-without-limit"),
         pytest.param({"max_chars": 0}, "greater than 0", id="zero"),
     ],

@@ -361,9 +361,9 @@ class BudgetConfig(_Model):
     def _one_limit(self) -> BudgetConfig:
         limits = [n for n in ("max_chars", "max_tokens", "max_bytes") if getattr(self, n) is not None]
         if len(limits) > 1:
-            raise ValueError("give one of 'max_chars' or 'max_tokens' (or 'max_bytes'), not more")
+            raise ValueError("give only one of 'max_chars', 'max_tokens' or 'max_bytes'")
         if not limits and "policy" in self.model_fields_set:
-            raise ValueError("'policy' needs a limit: 'max_chars' or 'max_tokens' (or 'max_bytes')")
+            raise ValueError("'policy' needs a limit: one of 'max_chars', 'max_tokens' or 'max_bytes'")
         return self
 
 
@@ -672,7 +672,9 @@ class Config(BaseSettings):
             ConfigError: listing every problem, each with its key path.
         """
         problems: list[Problem] = []
-        expanded = expand_tree(with_preset_defaults(data), "", problems)
+        # The preset's defaults go under the config as it finally reads: after ``${VAR}`` expansion and
+        # with the MEMCONFIG_* overrides laid over it, so that the preset chosen last brings its own.
+        expanded = with_preset_defaults(with_environment(cls, expand_tree(dict(data), "", problems)))
         config: Config | None = None
         try:
             config = cls(**expanded)
