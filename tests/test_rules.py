@@ -180,6 +180,43 @@ def test_malformed_frontmatter_is_a_warning_naming_file_and_line_and_the_rule_ap
     assert (record.status, record.notes) == ("loaded", ("frontmatter_invalid",))
 
 
+CURSOR_RULE = "---\ndescription: \nglobs: *.ts,*.tsx\nalwaysApply: false\n---\n\nTypeScript only.\n"
+"""A rule as Cursor's rule editor saves it: the globs unquoted, which YAML reads as an alias."""
+
+
+def test_cursors_unquoted_globs_are_read_as_cursor_reads_them(project: Path) -> None:
+    """`globs: *.ts,*.tsx` is two patterns (no warning): the rule applies to a .tsx path, not to a .py one."""
+    _rule(project, "cursor.mdc", CURSOR_RULE)
+    pipeline = Pipeline.from_config(_config(project))
+
+    with capture_logs() as logs:
+        tsx = pipeline.build(paths=[project / "app.tsx"])
+        py = pipeline.build(paths=[project / "tool.py"])
+
+    assert "[.cursor/rules/cursor.mdc] TypeScript only." in tsx.text
+    assert "cursor.mdc" not in py.text
+    assert [e for e in logs if e["event"] == "frontmatter_invalid"] == []
+    assert read_rule(CURSOR_RULE).patterns == ("*.ts", "*.tsx")
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        pytest.param("---\nglobs: *.ts\ndescription: a: b\n---\nBody.\n", 3, id="another-line-broken"),
+        pytest.param("---\ndescription: *anchor\nglobs: *.ts\n---\nBody.\n", 2, id="alias-elsewhere"),
+    ],
+)
+def test_frontmatter_broken_elsewhere_still_warns_with_its_line(project: Path, text: str, line: int) -> None:
+    """Raw globs fix only their own line: a block still not YAML is a warning naming file and line, rule applied."""
+    _rule(project, "bad.mdc", text)
+    with capture_logs() as logs:
+        render = Pipeline.from_config(_config(project)).build(paths=[project / "README.md"])
+    assert render.text == "[.cursor/rules/bad.mdc] Body."
+    [warning] = [e for e in logs if e["event"] == "frontmatter_invalid"]
+    assert (warning["source"], warning["line"]) == (".cursor/rules/bad.mdc", line)
+    assert warning["detail"].startswith(f".cursor/rules/bad.mdc:{line}: not valid YAML")
+
+
 def test_an_unclosed_block_is_a_warning_and_is_shown_as_content(project: Path) -> None:
     """`---` and a key with no closing line: content (nothing is lost), and a warning at line 1."""
     _rule(project, "open.mdc", "---\nglobs: src/*.ts\nBody.\n")

@@ -8,7 +8,9 @@ render --path``, the LangChain middleware's state key):
 
 1. ``alwaysApply: true``: it applies.
 2. ``globs`` (Cursor) or ``paths`` (Claude Code), a list or one string with
-   comma-separated patterns: it applies when one of the paths in play matches
+   comma-separated patterns (Cursor's unquoted ``globs: *.ts,*.tsx``, which is
+   not YAML, is read as Cursor reads it: the rest of the line; see
+   :func:`_read_block`): it applies when one of the paths in play matches
    (``**``, ``{a,b}``, ``!`` to exclude; matched against each path relative to
    the config's ``base_dir``; a path outside it matches nothing).
 3. ``alwaysApply: false`` or a ``description`` and no patterns (Cursor's
@@ -32,7 +34,9 @@ once per version, and a render with other paths only decides again.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -132,7 +136,7 @@ def read_rule(text: str) -> Rule:
         never = "the frontmatter block opened on line 1 is never closed (no '---' line)"
         return Rule(found.body, problem=never, line=1)
     try:
-        data = safe_load(found.yaml)
+        data = _read_block(found.yaml)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = found.line + (mark.line if mark is not None else 0)
@@ -166,6 +170,28 @@ def read_rule(text: str) -> Rule:
         key, message = problems[0]
         return Rule(found.body, problem=f"{key} {message}", line=found.line + _key_line(found.yaml, key))
     return Rule(found.body, always, tuple(patterns), description)
+
+
+#: ``globs: *.ts,*.tsx`` as Cursor's rule editor writes it: a top-level ``globs``/``paths`` line whose value is
+#: unquoted and not a YAML list or mapping (``*`` would start an alias, ``!`` a tag, ``%`` or ``@`` are reserved).
+_RAW_PATTERNS = re.compile(r"^(globs|paths):[ \t]+([^\s\"'\[{#].*?)[ \t]*$", re.MULTILINE)
+
+
+def _read_block(block: str) -> Any:
+    """The frontmatter *block* as YAML, each unquoted ``globs:``/``paths:`` value taken as its line's raw text.
+
+    Cursor reads ``globs: *.ts,*.tsx`` as one comma-separated string; YAML does
+    not. Only when the block as written is not YAML, each such value is quoted
+    (its line kept) and the block read again by the same YAML reader: an error
+    then is of a line the pre-pass left alone, and names it.
+    """
+    try:
+        return safe_load(block)
+    except yaml.YAMLError:
+        quoted = _RAW_PATTERNS.sub(lambda m: f"{m[1]}: {json.dumps(m[2], ensure_ascii=False)}", block)
+        if quoted == block:
+            raise
+    return safe_load(quoted)
 
 
 def _shown(value: Any) -> str:
