@@ -196,7 +196,11 @@ def test_downward_search_is_breadth_first_bounded_and_respects_gitignore(repo: P
 
 
 def test_the_folders_walked_are_exposed_for_a_watcher(repo: Path) -> None:
-    """`last_walk()` keeps each walk (folders looked at, files taken); `watched()` gives the folders as spots."""
+    """`last_walk()` keeps each walk (folders looked at, files taken); `watched()` gives what it looks for there.
+
+    Each candidate name and root marker in each folder walked, as a file spot: nothing else written in those
+    folders (a log, the output of ``render -o``) makes the discovery due.
+    """
     config = Pipeline.from_config(
         {"version": 1, "base_dir": str(repo), "sources": [{"discover": {"names": ["AGENTS.md"], "from": "a/b"}}]}
     ).config
@@ -209,7 +213,8 @@ def test_the_folders_walked_are_exposed_for_a_watcher(repo: Path) -> None:
     assert walk.folders == (str(repo), str(repo / "a"), str(repo / "a" / "b"))
     assert walk.root == str(repo) and [f for f, _ in walk.files] == [str(repo), str(repo / "a" / "b")]
     spots = expander.watched(source)  # type: ignore[attr-defined]
-    assert [(s.path, s.kind) for s in spots] == [(folder, "folder") for folder in walk.folders]
+    wanted = {(os.path.join(folder, name), "file") for folder in walk.folders for name in ("AGENTS.md", ".git")}
+    assert {(s.path, s.kind) for s in spots} == wanted
 
 
 @pytest.mark.parametrize(

@@ -388,3 +388,90 @@ def test_discovered_folders_and_imported_files_are_watched(tmp_path: Path, fs_ca
     (root / "sub" / "AGENTS.override.md").write_text("sub override\n", encoding="utf-8")
     _changed(pipeline, seen)
     assert "sub override" in pipeline.build().text
+
+
+def test_only_what_a_watched_folder_is_searched_for_makes_a_source_due(tmp_path: Path) -> None:
+    """Files written beside sources (a log, a build output) make nothing due; candidates, matches, new folders do.
+
+    Ten unrelated writes, then one edit of a discovered file: at most two reports (an edit's events may come
+    in two batches), not one per write.
+    """
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / "rules").mkdir()
+    (root / "docs" / "deep").mkdir(parents=True)
+    (root / "AGENTS.md").write_text("root agents\n", encoding="utf-8")
+    (root / "rules" / "a.md").write_text("rule a\n", encoding="utf-8")
+    (root / "docs" / "deep" / "d.md").write_text("doc d\n", encoding="utf-8")
+    found = {"names": ["AGENTS.override.md", "AGENTS.md"], "from": str(root), "down": {"max_dirs": 20}}
+    pipeline = _pipeline(root, [{"discover": found}, {"glob": "rules/*.md"}, {"glob": "docs/**/*.md"}])
+    watching = _armed(pipeline)
+    _quiet(pipeline)
+    seen = watching.changes
+    for i in range(10):
+        for unrelated in (root / "render.log", root / "rules" / "notes.txt", root / "docs" / "deep" / "out.html"):
+            unrelated.write_text(f"write {i}\n", encoding="utf-8")
+        time.sleep(0.1)  # apart: each would be its own report if it counted
+    (root / "AGENTS.md").write_text("root agents, edited\n", encoding="utf-8")
+    _changed(pipeline, seen)
+    _quiet(pipeline)
+    assert watching.changes - seen <= 2
+    assert "root agents, edited" in pipeline.build().text
+    for made in (root / "sub", root / "docs" / "new"):  # a folder below the start, one below a glob's tree
+        seen = watching.changes
+        made.mkdir()
+        _changed(pipeline, seen)
+    seen = watching.changes
+    (root / "sub" / "AGENTS.md").write_text("sub agents\n", encoding="utf-8")
+    (root / "docs" / "new" / "n.md").write_text("doc n\n", encoding="utf-8")
+    _changed(pipeline, seen)
+    _eventually(lambda: {"sub agents", "doc n"} <= set(pipeline.build().text.split("\n")), "the new files rendered")
+
+
+def _renders_settled(log: Path) -> int:
+    """The number of renders in *log* once no new one has come for RECENT seconds; fails if they never stop."""
+    deadline = time.monotonic() + HANG
+    count = -1
+    while True:
+        text = log.read_text(encoding="utf-8") if log.exists() else ""
+        now = text.count('"prompt_built"')
+        if now == count:
+            return count
+        if time.monotonic() > deadline:
+            pytest.fail(f"still rendering after {HANG} s ({now} renders)")
+        count = now
+        time.sleep(RECENT + 0.5)
+
+
+def test_watch_with_its_log_in_a_discovered_folder_renders_only_on_a_change(tmp_path: Path) -> None:
+    """--log-file in the folder a discovery searches, and an unrelated file there touched ten times: no render;
+    an edit of the discovered file: one (or two, should its events come in two reports)."""
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / "AGENTS.md").write_text("Use tabs.\n", encoding="utf-8")
+    (root / "memconfig.yaml").write_text(
+        "version: 1\nsources: [{discover: {names: [AGENTS.override.md, AGENTS.md]}}]\n", encoding="utf-8"
+    )
+    environ = {k: v for k, v in os.environ.items() if not k.upper().startswith("MEMCONFIG_")}
+    command = [sys.executable, "-m", "memconfig", "render", "-c", "memconfig.yaml", "-o", "GEN.md", "--watch"]
+    process = subprocess.Popen(
+        [*command, "--log-file", "log.jsonl"], cwd=root, env=environ, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        _eventually(lambda: (root / "GEN.md").exists() or process.poll() is not None, "the first write")
+        before = _renders_settled(root / "log.jsonl")
+        for i in range(10):
+            (root / "notes.txt").write_text(f"note {i}\n", encoding="utf-8")
+            time.sleep(0.1)
+        (root / "AGENTS.md").write_text("Use spaces.\n", encoding="utf-8")
+        _eventually(lambda: "Use spaces." in (root / "GEN.md").read_text(encoding="utf-8"), "the edit written")
+        assert 1 <= _renders_settled(root / "log.jsonl") - before <= 2
+        assert process.poll() is None
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=HANG) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=HANG)
+        assert process.stderr is not None
+        process.stderr.close()

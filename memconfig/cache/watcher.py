@@ -29,7 +29,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from fsspec.implementations.local import LocalFileSystem
@@ -53,10 +53,21 @@ _ALL = "\x00all"  # a batch that marks every source changed (a watcher armed: wh
 
 
 class Spot(NamedTuple):
-    """A place whose change makes a declared source due: a file, a folder's entries, or a whole tree."""
+    """A place whose change makes a declared source due: a file, a folder's entries, or a whole tree.
+
+    *accepts*, for a folder or a tree, tells which of the changed paths in it
+    count (``None``: every one). Without it, anything written there — the
+    ``--log-file``, the output of ``render -o``, an editor's swap file — would
+    make the source due, and a render that writes there would render again
+    without end. It is called on the watcher's thread with a changed path
+    (normalised, absolute), never on a render, and may ``stat`` it: a removed
+    path is gone. Give a value with equality (a frozen dataclass), not a fresh
+    ``lambda``: spots are compared to tell whether the watching changed.
+    """
 
     path: str
     kind: str  # "file", "folder" (its direct entries) or "tree" (everything below it)
+    accepts: Callable[[str], bool] | None = None
 
 
 class Watching:
@@ -313,19 +324,23 @@ class _Thread(threading.Thread):
                 owner._broke(self, exc)
 
 
+_Wanted = tuple[str, Callable[[str], bool] | None]  # a declared source, and which changed paths it takes
+
+
 class _Index:
     """Changed paths → the declared sources they make due."""
 
     def __init__(self, spots: Mapping[str, frozenset[Spot]]) -> None:
         self.exact: dict[str, set[str]] = {}  # a path itself
-        self.entries: dict[str, set[str]] = {}  # any direct entry of a folder
-        self.trees: dict[str, set[str]] = {}  # anything below a folder
+        self.entries: dict[str, set[_Wanted]] = {}  # a direct entry of a folder (that the spot accepts)
+        self.trees: dict[str, set[_Wanted]] = {}  # anything below a folder (that the spot accepts)
         self.above: dict[str, set[str]] = {}  # a folder on the way to a spot (created, removed or renamed)
         for key, found in spots.items():
             for spot in found:
                 self.exact.setdefault(spot.path, set()).add(key)
                 if spot.kind != "file":
-                    (self.trees if spot.kind == "tree" else self.entries).setdefault(spot.path, set()).add(key)
+                    where = self.trees if spot.kind == "tree" else self.entries
+                    where.setdefault(spot.path, set()).add((key, spot.accepts))
                 for folder in _ancestors(spot.path):
                     self.above.setdefault(folder, set()).add(key)
 
@@ -334,11 +349,18 @@ class _Index:
         for path in paths:
             found.update(self.exact.get(path, ()))
             found.update(self.above.get(path, ()))
-            found.update(self.entries.get(os.path.dirname(path), ()))
+            _accepted(self.entries.get(os.path.dirname(path), ()), path, found)
             if self.trees:
                 for folder in _ancestors(path):
-                    found.update(self.trees.get(folder, ()))
+                    _accepted(self.trees.get(folder, ()), path, found)
         return frozenset(found)
+
+
+def _accepted(wanted: Iterable[_Wanted], path: str, found: set[str]) -> None:
+    """Add to *found* the sources of *wanted* that take a change of *path*."""
+    for key, accepts in wanted:
+        if key not in found and (accepts is None or accepts(path)):
+            found.add(key)
 
 
 def _ancestors(path: str) -> Iterable[str]:

@@ -212,22 +212,54 @@ class DiscoverExpander:
         return self._walks.get((source.key, source.discover))
 
     def watched(self, source: Source) -> list[Spot]:
-        """Where a change makes *source* due again: the entries of every folder its discovery looks at.
+        """Where a change makes *source* due again: what its discovery looks for in every folder it looks at.
 
-        A file created, removed or replaced in one of them (an ``AGENTS.override.md``
-        added between renders) is a change; so is a new folder below the start
-        folder when the discovery searches downward. Walked now if it has not been yet.
+        Each candidate name in each folder (an ``AGENTS.override.md`` added
+        between renders), each root marker on the way from the start folder up
+        to the root (a new ``.git`` moves the root), what the patterns match
+        below each folder, and, searching downward, a new folder below the start
+        folder (and the ``.gitignore`` files that hide folders). Nothing else
+        written in those folders counts: not the ``--log-file``, not the output
+        of ``render -o``. Walked now if it has not been yet.
         """
         from ..cache.watcher import Spot  # only a watcher asks, and it has imported it
 
         assert source.discover is not None
         spec = source.discover
         found = self._walks.get((source.key, spec)) or walk(spec)
-        spots = [Spot(folder, "folder") for folder in found.folders]
-        for pattern in spec.patterns:  # a rule file added deep in .claude/rules/ is a change too
-            below = literal_folder(pattern)
-            spots += [Spot(os.path.join(folder, below) if below else folder, "tree") for folder in found.folders]
+        below_start = found.start.rstrip(os.sep) + os.sep
+        names = set(spec.names)
+        spots = []
+        for folder in found.folders:
+            up = not folder.startswith(below_start)  # the start folder or one of its ancestors
+            wanted = names | set(spec.root_markers) if up else names
+            if spec.max_dirs and spec.respect_gitignore:
+                wanted.add(".gitignore")
+            spots += [Spot(os.path.join(folder, name), "file") for name in sorted(wanted)]
+            if spec.max_dirs and (folder == found.start or not up):
+                spots.append(Spot(folder, "folder", _is_folder))
+            for pattern in spec.patterns:  # a rule file added deep in .claude/rules/ is a change too
+                below = literal_folder(pattern)
+                top = os.path.join(folder, below) if below else folder
+                spots.append(Spot(top, "tree", _PatternMatch(folder, pattern)))
         return spots
+
+
+def _is_folder(path: str) -> bool:
+    """A downward discovery's watched folder takes a new (or renamed) folder among its entries."""
+    return os.path.isdir(path)
+
+
+@dataclass(frozen=True, slots=True)
+class _PatternMatch:
+    """Which changed paths below a folder a discovery's pattern takes: its matches, and any folder (see ``Spot``)."""
+
+    folder: str
+    pattern: str
+
+    def __call__(self, path: str) -> bool:
+        relative = os.path.relpath(path, self.folder).replace(os.sep, "/")
+        return _matches(relative, self.pattern) or os.path.isdir(path)
 
 
 def _pick(folder: str, spec: DiscoverSpec, source: Source | None) -> list[str]:

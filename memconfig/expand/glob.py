@@ -9,7 +9,10 @@ a remote listing. Every other pattern is listed by fsspec's own glob.
 
 from __future__ import annotations
 
+import functools
+import os
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fsspec.utils import glob_translate
@@ -43,7 +46,9 @@ class GlobExpander:
         """Where new matches of a local pattern can appear (the ``watch`` cache policy watches them).
 
         The folder before the first part with magic: its direct entries when
-        the magic is in the last part only (``rules/*.md``), else everything below it.
+        the magic is in the last part only (``rules/*.md``), else everything below it;
+        in either, only a path the pattern matches counts (and, below a tree, a new
+        folder: one moved in may hold matches), not a log or an output written there.
         """
         from ..cache.watcher import Spot  # only a watcher asks, and it has imported it
 
@@ -53,7 +58,24 @@ class GlobExpander:
         if magic is None:
             return [Spot(path, "file")]
         folder = "/".join(parts[:magic]) or "/"
-        return [Spot(folder, "folder" if magic == len(parts) - 1 else "tree")]
+        tree = magic < len(parts) - 1
+        return [Spot(folder, "tree" if tree else "folder", _Matching(glob_translate(path), tree))]
+
+
+@dataclass(frozen=True, slots=True)
+class _Matching:
+    """Which changed paths a glob's watched folder takes: its matches, and in a tree any folder (see ``Spot``)."""
+
+    regex: str  # the pattern's, as fsspec's glob matches it
+    tree: bool
+
+    def __call__(self, path: str) -> bool:
+        return _compiled(self.regex).match(path) is not None or (self.tree and os.path.isdir(path))
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(regex: str) -> re.Pattern[str]:
+    return re.compile(regex)
 
 
 def _listing(fs: Any, path: str) -> Any:
