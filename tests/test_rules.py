@@ -19,7 +19,7 @@ from langgraph.types import Command
 from structlog.testing import capture_logs
 from test_langchain import RecordingModel
 
-from memconfig import Pipeline
+from memconfig import Pipeline, load_config
 from memconfig.integrations.langchain import MemconfigMiddleware
 from memconfig.process.rules import read_rule, split_patterns
 
@@ -90,6 +90,35 @@ def test_relative_paths_are_taken_against_the_working_folder(project: Path, monk
     assert pipeline.build(paths=["src/a.ts"]).text == ""  # .cursor/src/a.ts
     monkeypatch.chdir(project.parent)
     assert pipeline.build(paths=[f"other/{project.name}/src/a.ts"]).text == ""
+
+
+def test_patterns_are_relative_to_the_project_root_not_the_configs_folder(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Config in configs/, rules under the repository: `src/**/*.ts` matches src/a.ts of the root, as in Cursor."""
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / "configs").mkdir()
+    (project / "configs" / "memory.yaml").write_text(
+        "version: 1\n"
+        "sources:\n  - {glob: ../.cursor/rules/*.mdc, rules: frontmatter}\n"
+        "formatter: {preset: plain, section: '{content}'}\n"
+    )
+    monkeypatch.chdir(project)
+    config = project / "configs" / "memory.yaml"
+
+    pipeline = Pipeline.from_config(load_config(config))
+    assert pipeline.build(paths=["src/a.ts"]).text == "Use strict TypeScript."
+    assert pipeline.build(paths=["configs/src/a.ts"]).text == ""
+
+    cli = [sys.executable, "-m", "memconfig", "render", "-c", str(config), "--log-level", "error"]
+    shown = subprocess.run([*cli, "--path", "src/a.ts"], capture_output=True, text=True, check=True)
+    assert shown.stdout.strip() == "Use strict TypeScript."
+
+
+def test_a_rules_file_outside_any_project_is_matched_against_base_dir(project: Path) -> None:
+    """No `.git` above the rules: patterns stay relative to the config's base_dir (here the project folder)."""
+    pipeline = Pipeline.from_config(_config(project))
+    assert pipeline.build(paths=[project / "src" / "a.ts"]).text == "[.cursor/rules/ts.mdc] Use strict TypeScript."
 
 
 @pytest.mark.parametrize(

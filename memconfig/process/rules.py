@@ -12,7 +12,11 @@ render --path``, the LangChain middleware's state key):
    not YAML, is read as Cursor reads it: the rest of the line; see
    :func:`_read_block`): it applies when one of the paths in play matches
    (``**``, ``{a,b}``, ``!`` to exclude; matched against each path relative to
-   the config's ``base_dir``; a path outside it matches nothing).
+   the rule file's project root, as Cursor and Claude Code match against the
+   workspace: its nearest folder holding ``.git`` (a discovery's
+   ``root_markers``), or the folder holding ``.claude/rules`` for a file a
+   discovery's ``patterns`` found; the config's ``base_dir`` when the file is
+   in no project; a path outside that folder matches nothing).
 3. ``alwaysApply: false`` or a ``description`` and no patterns (Cursor's
    "agent requested" and manual rules): it does not apply; memconfig has no
    agent choosing rules by their description, so it is logged, not guessed.
@@ -42,6 +46,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import yaml
 
@@ -70,6 +75,7 @@ PathsInPlay = tuple[str, ...]
 
 _PARSED = 4096  # rule versions kept parsed: a rules folder's worth many times over, bounded under churn
 _SHOWN = 3  # patterns quoted in a skip's detail
+_ROOT_MARKERS = (".git",)  # what makes a folder the project root of a rule file not found by a discovery
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,6 +239,9 @@ class ApplyRules:
         anchored: for a discovery among *sources*, by key, its ``patterns``: a rule file it
             found is matched relative to the folder the pattern matched it from (the folder
             holding ``.claude/rules``, as Claude Code does), not relative to *root*.
+        markers: by source key, the root markers that make a folder a project root
+            (a discovery's ``root_markers``); ``.git`` for the others. Any other rule
+            file under a project root is matched relative to that root.
     """
 
     takes_paths = True
@@ -243,11 +252,17 @@ class ApplyRules:
         sources: Collection[str],
         root: str | os.PathLike[str],
         anchored: Mapping[str, tuple[str, ...]] | None = None,
+        markers: Mapping[str, tuple[str, ...]] | None = None,
     ) -> None:
         self.sources = frozenset(sources)
         self.root = PurePosixPath(os.path.abspath(os.fspath(root)))
         self.anchored = dict(anchored or {})
-        named = [*sorted(self.sources), *(f"{k}={','.join(v)}" for k, v in sorted(self.anchored.items()))]
+        self.markers = dict(markers or {})
+        named = [
+            *sorted(self.sources),
+            *(f"{k}={','.join(v)}" for k, v in sorted(self.anchored.items())),
+            *(f"{k}:{','.join(v)}" for k, v in sorted(self.markers.items())),
+        ]
         digest = hashlib.sha256("\x1e".join(named).encode()).hexdigest()
         self.token = f"ApplyRules(root={str(self.root)!r}, sources={len(self.sources)}:{digest[:16]})"
         self._anchors: dict[str, PurePosixPath] = {}
@@ -284,20 +299,38 @@ class ApplyRules:
         return Processed(kept, notes, reasons)
 
     def _anchor(self, section: Section) -> PurePosixPath:
-        """The folder *section*'s patterns are relative to: the root, or where its discovery's pattern found it."""
-        patterns = self.anchored.get(section.parent) if section.parent is not None else None
-        if patterns is None:
-            return self.root
+        """The folder *section*'s patterns are relative to (see the module): looked up once per rule file.
+
+        Where its discovery's pattern found it; else the project root holding the
+        rule file (its nearest ancestor with one of the markers); else the root.
+        """
         anchor = self._anchors.get(section.source)
-        if anchor is None:
+        if anchor is not None:
+            return anchor
+        patterns = self.anchored.get(section.parent) if section.parent is not None else None
+        if patterns is not None:
             from ..expand.discover import found_in
 
             folder = found_in(section.source, patterns)
-            anchor = self.root if folder is None else PurePosixPath(folder)
-            if len(self._anchors) >= _PARSED:
-                self._anchors.clear()
-            self._anchors[section.source] = anchor
+        else:
+            folder = self._project_root(section)
+        anchor = self.root if folder is None else PurePosixPath(folder)
+        if len(self._anchors) >= _PARSED:
+            self._anchors.clear()
+        self._anchors[section.source] = anchor
         return anchor
+
+    def _project_root(self, section: Section) -> str | None:
+        """The project root of a local rule file: its nearest ancestor holding a marker (``.git``), or ``None``."""
+        url = section.url or ""
+        if url.startswith("file://"):
+            url = unquote(urlsplit(url).path)
+        if "://" in url or not os.path.isabs(url):
+            return None  # a remote rule file has no project on this disk
+        from ..expand.discover import project_root
+
+        key = section.parent if section.parent in self.markers else section.source
+        return project_root(os.path.dirname(os.path.normpath(url)), self.markers.get(key, _ROOT_MARKERS))
 
     def _relative(self, paths: PathsInPlay, root: PurePosixPath | None = None) -> list[str]:
         """Each path in play relative to *root* (the processor's); those outside it are left out (no relative
@@ -354,4 +387,5 @@ def rules_processor(sources: Iterable[Any], root: str | os.PathLike[str]) -> lis
         for s in sources
         if s.key in keys and getattr(s, "discover", None) is not None and s.discover.patterns
     }
-    return [ApplyRules(keys, root, anchored)] if keys else []
+    markers = {s.key: tuple(s.discover.root_markers) for s in sources if s.key in keys and getattr(s, "discover", None)}
+    return [ApplyRules(keys, root, anchored, markers)] if keys else []
