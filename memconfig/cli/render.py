@@ -58,7 +58,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         dest="paths",
         metavar="PATH",
         help="a path in play, for sources with rules: frontmatter (repeatable): a rule applies when its globs or "
-        "paths match one; relative to the working folder, matched relative to the config's base_dir",
+        "paths match one; relative to the working folder, matched relative to the rule file's project root "
+        "(nearest .git; the config's base_dir when there is none)",
     )
     system = parser.add_mutually_exclusive_group()
     system.add_argument("--system", metavar="TEXT", help="the existing system prompt to add the block to")
