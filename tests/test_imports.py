@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pipelines import events_named
+from structlog.testing import capture_logs
 
 from memconfig import Config, ConfigError, Pipeline, SkipReason
 
@@ -280,6 +282,42 @@ def test_a_url_is_not_imported(tmp_path: Path, logs: list[dict[str, Any]]) -> No
 
     assert render.text == "@https://example.com/a.md"
     assert _skips(logs) == [("top.md::@https://example.com/a.md", "protocol_not_allowed", "warning")]
+
+
+SECRET_URL = "@https://bob:hunter2@git.example.com/raw/x.md"
+
+
+def test_a_urls_password_never_reaches_the_log(tmp_path: Path) -> None:
+    """The skip and the expansion name the URL with its credentials masked; the file's text is left as written."""
+    root = _repo(tmp_path, {"CLAUDE.md": f"see {SECRET_URL}"})
+
+    with capture_logs() as logs:
+        render = _pipeline(root, ["CLAUDE.md"]).build()
+
+    assert render.text == f"see {SECRET_URL}"
+    assert "hunter2" not in repr(logs)
+    [skip] = events_named(logs, "source_skipped")
+    masked = "https://***@git.example.com/raw/x.md"
+    assert (skip["source"], skip["name"], skip["url"]) == (f"CLAUDE.md::@{masked}", masked, masked)
+    assert events_named(logs, "source_expanded")[0]["matches"] == [f"CLAUDE.md::@{masked}"]
+
+
+def test_a_urls_password_is_masked_in_the_cli_log_and_gemini_markers(tmp_path: Path) -> None:
+    """`memconfig render`: no password on stderr; a failed-import marker names the masked URL."""
+    root = _repo(tmp_path, {"GEMINI.md": f"see {SECRET_URL}"})
+    (root / "c.yaml").write_text(
+        "version: 1\nsources: [GEMINI.md]\nimports: {markers: comments}\nformatter: {preset: plain}\n"
+    )
+
+    done = subprocess.run(
+        [sys.executable, "-m", "memconfig", "render", "-c", str(root / "c.yaml"), "--log-level", "debug"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+    assert "protocol_not_allowed" in done.stderr and "hunter2" not in done.stderr
+    assert "https://***@git.example.com/raw/x.md" in done.stdout and "hunter2" not in done.stdout
 
 
 def test_home_imports_need_allow_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import fsspec
 
-from ..expand.imports import MAX_IMPORTS, ImportRef, child_key, find_tokens, kind
+from ..expand.imports import MAX_IMPORTS, ImportRef, child_key, find_tokens, kind, shown_path
 from ..failures import SkipReason
 from ..stages import LoadRequest, LoadResult
 from .merge import STALE_REASONS as STALE
@@ -158,19 +158,21 @@ def _imports_of(source: Source, text: str, left: int) -> tuple[list[Source | Loa
         key = child_key(source.key, token.path)
         if found is None or key in seen:
             continue
+        written = shown_path(token.path)  # a URL's credentials never reach a name, a key or the log
         if not local:
             if found in ("explicit", "named", "url"):
                 seen.add(key)
-                child = _child(source, key, token.path, token.optional, depth + 1, (), "", token.path)
+                child = _child(source, key, written, token.optional, depth + 1, (), "", written)
                 made.append(
                     _skipped(child, SkipReason.PROTOCOL_NOT_ALLOWED, "imports are followed in local files only")
                 )
             continue
-        target = os.path.normpath(os.path.join(folder, os.path.expanduser(token.path)))
+        # A URL is shown as written (masked), not as a path under the importer's folder.
+        target = written if found == "url" else os.path.normpath(os.path.join(folder, os.path.expanduser(token.path)))
         if found == "bare" and not (_inside(target, root) and os.path.isfile(target)):
             continue  # a name, not an import: no such file
         seen.add(key)
-        child = _child(source, key, token.path, token.optional, depth + 1, chain, root, target)
+        child = _child(source, key, written, token.optional, depth + 1, chain, root, target)
         if left <= 0:
             detail = f"more than {MAX_IMPORTS} imports under one file; the rest stay text"
             made.append(_skipped(child, SkipReason.TOO_LARGE, detail))

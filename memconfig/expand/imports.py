@@ -58,6 +58,7 @@ __all__ = [
     "inline",
     "kind",
     "settings_for",
+    "shown_path",
 ]
 
 #: At most this many files are imported under one top file (all depths); past it, the rest stay text.
@@ -122,7 +123,16 @@ class Token(NamedTuple):
 
 def child_key(importer: str, path: str) -> str:
     """The key of what *importer* imports as *path*: its parent's key, ``::@``, the path (pytest's node-id form)."""
-    return f"{importer}::@{path}"
+    return f"{importer}::@{shown_path(path)}"
+
+
+def shown_path(path: str) -> str:
+    """*path* as written in a token, as a key, the log or a marker shows it: a URL's credentials masked."""
+    if "://" not in path:
+        return path
+    from ..sources.redact import redact_url  # only a URL token pays for the import
+
+    return redact_url(path)
 
 
 # -- finding tokens -------------------------------------------------------------
@@ -357,7 +367,7 @@ def inline(
 
 def _shown(path: str) -> str:
     """*path* as a marker shows it: a ``-->`` in it would end the comment early."""
-    return path.replace("-->", "--&gt;")
+    return shown_path(path).replace("-->", "--&gt;")
 
 
 def settings_for(config: Config) -> list[ImportSettings | None]:
