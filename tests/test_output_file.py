@@ -135,7 +135,6 @@ def test_readers_never_see_a_partial_file(tmp_path: Path) -> None:
     ("make", "reason"),
     [
         pytest.param(lambda p: None, "No such file or directory", id="missing-folder"),
-        pytest.param(lambda p: (p / "out").mkdir(), "not a regular file", id="a-folder"),
         pytest.param(lambda p: os.mkfifo(p / "out"), "not a regular file", id="a-fifo-never-opened"),
     ],
 )
@@ -158,3 +157,83 @@ def test_an_output_that_is_a_source_is_refused(project: Path, write_config: Writ
     assert done.returncode == 2
     assert "memconfig: error: -o AGENTS.md is a source of this config (" in done.stderr
     assert (project / "AGENTS.md").read_bytes() == before
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file() and p.name != "log.jsonl"}
+
+
+@pytest.mark.parametrize(
+    ("output", "clash"),
+    [
+        pytest.param("link.md", "a source of this config (team.md)", id="a-link-to-a-source"),
+        pytest.param("hard.md", "a source of this config (team.md)", id="a-hard-link-to-a-source"),
+        pytest.param("CLAUDE.md", "a source of this config (CLAUDE.md)", id="a-declared-source"),
+        pytest.param("imported.md", "a source of this config (", id="an-imported-file"),
+        pytest.param("rules/r.md", "a source of this config (", id="a-glob-match"),
+        pytest.param("AGENTS.md", "a source of this config (", id="a-discovered-file"),
+        pytest.param("memconfig.yaml", "the config file (", id="the-config"),
+        pytest.param("config-link.yaml", "the config file (", id="a-link-to-the-config"),
+        pytest.param("creds.yaml", "credentials_file (", id="the-credentials-file"),
+        pytest.param("layout.txt", "formatter.template_file (", id="the-template-file"),
+        pytest.param("log.jsonl", "the --log-file (", id="the-log-file"),
+    ],
+)
+def test_an_output_that_is_a_file_the_run_reads_or_writes_is_refused(
+    tmp_path: Path, write_config: WriteConfig, output: str, clash: str
+) -> None:
+    """-o onto a source (however reached: a link, a hard link, a glob, a discovery, an import), the config, its
+    credentials or template, or the log exits 2 naming the clash, and every file is left as it was."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "team.md").write_text("Use tabs.\n", encoding="utf-8")
+    (tmp_path / "CLAUDE.md").write_text("Claude notes.\n@imported.md\n", encoding="utf-8")
+    (tmp_path / "imported.md").write_text("Imported.\n", encoding="utf-8")
+    (tmp_path / "AGENTS.md").write_text("Agents.\n", encoding="utf-8")
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "r.md").write_text("Rule.\n", encoding="utf-8")
+    (tmp_path / "creds.yaml").write_text("{}\n", encoding="utf-8")
+    (tmp_path / "layout.txt").write_text("{agent_memory}\n", encoding="utf-8")
+    (tmp_path / "link.md").symlink_to("team.md")
+    os.link(tmp_path / "team.md", tmp_path / "hard.md")
+    (tmp_path / "config-link.yaml").symlink_to("memconfig.yaml")
+    write_config(
+        {
+            "version": 1,
+            "sources": ["team.md", "CLAUDE.md", {"glob": "rules/*.md"}, {"discover": {"names": ["AGENTS.md"]}}],
+            "imports": {"enabled": True},
+            "credentials_file": "creds.yaml",
+            "formatter": {"template_file": "layout.txt"},
+        }
+    )
+    assert _render(tmp_path).returncode == 0, _render(tmp_path).stderr  # the config itself is fine
+    before = _snapshot(tmp_path)
+    done = _render(tmp_path, "-o", output)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"memconfig: error: -o {output} is {clash}"), done.stderr
+    assert "Traceback" not in done.stderr
+    assert _snapshot(tmp_path) == before
+    assert os.path.islink(tmp_path / "link.md") and os.path.islink(tmp_path / "config-link.yaml")
+
+
+def test_logging_file_as_the_output_is_refused(project: Path, write_config: WriteConfig) -> None:
+    """The config's logging.file counts as the log too: exit 2, and the log keeps its lines."""
+    write_config({"version": 1, "sources": ["team.md"], "logging": {"file": "run.log"}})
+    config = str(project / "memconfig.yaml")
+    assert run("render", "-c", config, cwd=project).returncode == 0
+    before = (project / "run.log").read_bytes()
+    done = run("render", "-c", config, "-o", "run.log", cwd=project)
+    assert done.returncode == 2
+    assert done.stderr.startswith("memconfig: error: -o run.log is logging.file ("), done.stderr
+    assert (project / "run.log").read_bytes() == before
+
+
+def test_an_empty_output_name_or_a_folder_is_a_usage_error(project: Path) -> None:
+    """-o '' and -o FOLDER exit 2 with one line saying what is wrong (naming the folder); nothing is written."""
+    done = _render(project, "-o", "")
+    assert (done.returncode, done.stderr) == (2, "memconfig: error: -o needs a file name\n")
+    (project / "out").mkdir()
+    done = _render(project, "-o", "out")
+    assert done.returncode == 2
+    assert done.stderr.startswith("memconfig: error: -o out is a folder: "), done.stderr
+    assert list((project / "out").iterdir()) == []
+    assert not (project / "log.jsonl").exists() or "output_written" not in (project / "log.jsonl").read_text()

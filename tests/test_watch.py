@@ -475,3 +475,39 @@ def test_watch_with_its_log_in_a_discovered_folder_renders_only_on_a_change(tmp_
         process.wait(timeout=HANG)
         assert process.stderr is not None
         process.stderr.close()
+
+
+def test_watch_keeps_going_over_a_failing_budget_and_the_file_keeps_its_last_good_text(tmp_path: Path) -> None:
+    """An edit that puts the block over a `policy: fail` budget is one error line, not the end of --watch:
+    the file keeps its last good content, and the next edit that fits is written."""
+    (tmp_path / "a.md").write_text("short\n", encoding="utf-8")
+    (tmp_path / "memconfig.yaml").write_text(
+        "version: 1\nsources: [a.md]\nformatter: {preset: plain, budget: {max_chars: 50, policy: fail}}\n",
+        encoding="utf-8",
+    )
+    environ = {k: v for k, v in os.environ.items() if not k.upper().startswith("MEMCONFIG_")}
+    errors = tmp_path / "stderr.txt"
+    command = [sys.executable, "-m", "memconfig", "render", "-c", "memconfig.yaml", "-q", "-o", "out.md", "--watch"]
+    with errors.open("w", encoding="utf-8") as stderr:
+        process = subprocess.Popen(command, cwd=tmp_path, env=environ, stderr=stderr, text=True)
+    out = tmp_path / "out.md"
+    try:
+        _eventually(lambda: out.exists() or process.poll() is not None, "the first write")
+        good = out.read_text(encoding="utf-8")
+        assert "short" in good
+        (tmp_path / "a.md").write_text("x" * 200 + "\n", encoding="utf-8")
+        message = "memconfig: error: the memory block is 200 characters, over formatter.budget.max_chars = 50"
+        _eventually(lambda: message in errors.read_text(encoding="utf-8"), "the budget failure reported")
+        assert process.poll() is None
+        assert out.read_text(encoding="utf-8") == good
+        (tmp_path / "a.md").write_text("short again\n", encoding="utf-8")
+        _eventually(lambda: "short again" in out.read_text(encoding="utf-8"), "the edit that fits written")
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=HANG) == 0
+        lines = errors.read_text(encoding="utf-8").splitlines()
+        assert "Traceback" not in "\n".join(lines)
+        assert len([line for line in lines if line.startswith(message)]) >= 1
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=HANG)

@@ -5,7 +5,10 @@ the prompt as it is; the others print JSON (keys in a fixed order, UTF-8, a
 newline at the end): ``json`` the render itself, ``openai`` and ``anthropic``
 the keyword arguments of that SDK's call. ``-o FILE`` writes it to FILE
 instead, atomically, leaving FILE untouched when it would not change
-(:mod:`memconfig.cli.output`); ``--watch`` then keeps FILE current, rendering
+(:mod:`memconfig.cli.output`), and refuses (exit 2, nothing written) a FILE
+that is a folder or a file the run reads or writes — a source however reached
+(a link, a hard link, a glob, a discovery, an import), the config, its
+credentials or template file, the log; ``--watch`` then keeps FILE current, rendering
 again on every change of a source (the ``watch`` cache policy's watcher),
 until Ctrl-C or SIGTERM, which exit 0. The config file itself is not watched:
 a changed config takes a restart (it may change what is read, and where the
@@ -28,9 +31,10 @@ from typing import Any, Protocol, cast
 from .. import events
 from ..append import APPENDERS, appender_for
 from ..config import MAX_CONFIG_BYTES, Config
-from ..exceptions import ConfigError, SourceError
+from ..exceptions import ConfigError, MemconfigError
 from ..pipeline import Pipeline
 from ..render import Render
+from ..sources.redact import mask
 from .logs import cli_logging
 from .output import write_output
 from .progress import load_progress
@@ -82,6 +86,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(config: Config, args: argparse.Namespace) -> int:
     name = _format(config, args)
+    if args.output is not None:
+        _check_output(args.output, config, args)
     if args.watch:
         config = _watched(config, args)
     with cli_logging(config, args):
@@ -117,16 +123,76 @@ def _write_file(path: str, text: str, name: str, render: Render) -> None:
 
 
 def _not_a_source(path: str, render: Render) -> None:
-    """Refuse to write a file the render read: each write would put the prompt into the next one (under --watch,
-    without end). Compared as absolute paths, with no file-system call (a link to a source is not caught)."""
-    target = os.path.normpath(os.path.abspath(path))
+    """Refuse to write a file the render read (declared, a glob's match, discovered, imported): each write would
+    put the prompt into the next one (under --watch, without end). A link or a hard link to one is caught too."""
+    output = _File(path)
     for record in render.sources:
         local = record.url.removeprefix("file://")  # a glob's or a discovery's matches are file:// URLs
-        if "://" not in local and os.path.normpath(os.path.abspath(local)) == target:
+        if "://" not in local and output.is_(local):
             raise ConfigError(
                 f"-o {path} is a source of this config ({record.source}): writing it would put the prompt into "
                 "the next render; write the output elsewhere, or leave it out of the sources"
             )
+
+
+def _check_output(path: str, config: Config, args: argparse.Namespace) -> None:
+    """Refuse, before anything is read or written, an output that is no file name, a folder, or a file this run
+    itself reads or writes: the config, its credentials or template, the log (each would be replaced)."""
+    if not path:
+        raise ConfigError("-o needs a file name")
+    if os.path.isdir(path):
+        raise ConfigError(
+            f"-o {path} is a folder: give the file to write in it, e.g. -o {os.path.join(path, 'AGENTS.md')}"
+        )
+    output = _File(path)
+    for what, other in _own_files(config, args):
+        if output.is_(other):
+            shown = mask(other, config.secret_values)  # a path from ${VAR}s is shown as the log's is
+            raise ConfigError(f"-o {path} is {what} ({shown}): writing it would replace it; write the output elsewhere")
+
+
+def _own_files(config: Config, args: argparse.Namespace) -> Iterator[tuple[str, str]]:
+    """The local files this run reads or writes besides the sources, each with what it is."""
+    if config.file is not None and config.file != "<stdin>":
+        yield "the config file", config.file
+    named = {
+        "credentials_file": config.credentials_file,
+        "formatter.template_file": config.formatter.template_file,
+        "formatter.tokens.encoding_file": config.formatter.tokens.encoding_file,
+        "logging.file": config.logging.file,
+    }
+    for key, value in named.items():
+        if value:
+            yield key, str(config.resolve_path(value))
+    if args.log_file:
+        yield "the --log-file", args.log_file
+    if args.system_file not in (None, "-"):
+        yield "the --system-file", args.system_file
+
+
+class _File:
+    """A file given on the command line, compared with others as the file itself: links followed, hard links seen."""
+
+    def __init__(self, path: str) -> None:
+        self.real = os.path.realpath(path)
+        try:
+            info = os.stat(self.real)
+        except OSError:
+            self.id: tuple[int, int] | None = None  # not there yet: only a path can name it
+        else:
+            self.id = (info.st_dev, info.st_ino)
+
+    def is_(self, other: str) -> bool:
+        """Whether *other* names this file (or, if it is not there yet, the same path once links are followed)."""
+        if os.path.realpath(other) == self.real:
+            return True
+        if self.id is None:
+            return False
+        try:
+            info = os.stat(other)
+        except OSError:
+            return False
+        return (info.st_dev, info.st_ino) == self.id
 
 
 def _watched(config: Config, args: argparse.Namespace) -> Config:
@@ -158,7 +224,7 @@ def _keep_current(
                 seen = watching.changes  # taken before the render: a change during it renders again
             try:
                 render = pipeline.build(paths=paths)
-            except SourceError as exc:  # logged (prompt_failed); the file keeps its last good content
+            except MemconfigError as exc:  # a source failed, a budget is exceeded: the file keeps its last good content
                 print(f"memconfig: error: {exc.format_message()}", file=sys.stderr, flush=True)
             else:
                 with stop.deferred():
