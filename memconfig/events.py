@@ -48,6 +48,7 @@ __all__ = [
     "prompt_failed",
     "render_scope",
     "rule_not_applicable",
+    "search_limited",
     "source_dropped",
     "source_expanded",
     "source_loaded",
@@ -234,6 +235,13 @@ EVENTS: Mapping[str, EventSpec] = MappingProxyType(
                 "loop …), blank, or too_many (a pattern matched more than loader.max_matches files in one folder)",
             ),
             EventSpec(
+                "search_limited",
+                ("source", "via", "folder", "max_dirs", "folders"),
+                "info",
+                "a discovery's downward search stopped at discover.down.max_dirs: folders (the count searched below "
+                "folder, its start) is the limit, and deeper or later folders, with any file in them, were not seen",
+            ),
+            EventSpec(
                 "source_unwatched",
                 (*_SOURCE, "reason", "detail"),
                 "warning",
@@ -410,6 +418,12 @@ def candidate_passed(source: Source, folder: str, candidate: str, reason: str, d
     """A discovery of *source* passed over *candidate* in *folder*, for *reason*."""
     fields = {"source": source.key, "via": "discover", "folder": folder, "candidate": candidate}
     _emit("debug", "candidate_passed", {**fields, "reason": reason, "detail": detail})
+
+
+def search_limited(source: Source, folder: str, max_dirs: int, folders: int) -> None:
+    """A discovery of *source* searched *folders* folders below *folder* and stopped there, at *max_dirs*."""
+    fields = {"source": source.key, "via": "discover", "folder": folder, "max_dirs": max_dirs, "folders": folders}
+    _emit("info", "search_limited", fields)
 
 
 def source_stale(source: Source, reason: str, detail: str, sha256: str | None) -> None:

@@ -195,6 +195,23 @@ def test_downward_search_is_breadth_first_bounded_and_respects_gitignore(repo: P
     assert "ignored" in _pipeline(unfiltered, repo).build({}).text
 
 
+def test_a_downward_search_cut_at_max_dirs_says_so(repo: Path) -> None:
+    """One `search_limited` info with the limit and the count searched when folders are left; none when all fit."""
+    _write(repo / "z" / "AGENTS.md", "z rules")  # below the repo: a, a/b, z
+
+    def limited(max_dirs: int) -> tuple[str, list[dict[str, Any]]]:
+        with capture_logs() as logs:
+            text = _pipeline({"names": ["AGENTS.md"], "from": ".", "down": {"max_dirs": max_dirs}}, repo).build({}).text
+        return text, [e for e in logs if e["event"] == "search_limited"]
+
+    text, [cut] = limited(2)
+    assert text == "root rules\n\nz rules"  # a and z searched; a/b, with its AGENTS.md, is not
+    assert (cut["log_level"], cut["source"], cut["via"]) == ("info", "discover:first:AGENTS.md@.", "discover")
+    assert (cut["folder"], cut["max_dirs"], cut["folders"]) == (os.path.realpath(repo), 2, 2)
+    assert limited(3) == ("root rules\n\nz rules\n\nb rules", [])  # an exact fit: nothing left out
+    assert limited(10)[1] == []
+
+
 def test_the_folders_walked_are_exposed_for_a_watcher(repo: Path) -> None:
     """`last_walk()` keeps each walk (folders looked at, files taken); `watched()` gives what it looks for there.
 

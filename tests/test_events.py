@@ -200,9 +200,15 @@ def test_every_event_has_exactly_its_declared_fields(project: Path, web: WebServ
             _pipeline([{"url": "gone.md", "required": True}], project).build({})  # failed
         _write(project / "found" / "AGENTS.override.md", " \n")  # passed over: blank
         (project / "found" / "AGENTS.md").write_bytes(b"bad \xff byte")  # taken, its bad byte replaced
-        found = {"names": ["AGENTS.override.md", "AGENTS.md"], "from": "found", "root_markers": []}
+        _write(project / "found" / "x" / "y" / "AGENTS.md", "deep")  # below the one folder searched: limited
+        found = {
+            "names": ["AGENTS.override.md", "AGENTS.md"],
+            "from": "found",
+            "root_markers": [],
+            "down": {"max_dirs": 1},
+        }
         discovery = {"sources": [{"discover": found}], "loader": {"on_decode_error": "replace"}}
-        Pipeline.from_config({"version": 1, "base_dir": str(project), **discovery}).build({})  # searched, passed
+        Pipeline.from_config({"version": 1, "base_dir": str(project), **discovery}).build({})  # searched, passed, cut
         watched = {"version": 1, "sources": ["memory://unwatched.md"], "cache": {"policy": "watch"}}
         Pipeline.from_config(watched).build({})  # unwatched (a remote source under watch)
         for written in (True, False):  # render -o FILE's (tests/test_output_file.py runs the command)

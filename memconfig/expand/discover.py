@@ -143,7 +143,10 @@ def walk(spec: DiscoverSpec, source: Source | None = None) -> Walk:
         chain.reverse()
     folders = list(chain)
     if spec.max_dirs:
-        folders += _below(start, spec.max_dirs, spec.respect_gitignore)
+        below, cut = _below(start, spec.max_dirs, spec.respect_gitignore)
+        folders += below
+        if cut and source is not None:  # a file deeper down is not found: say the search was cut, and where
+            events.search_limited(source, start, spec.max_dirs, len(below))
     files: list[tuple[str, str]] = []
     seen: set[str] = set()
     for folder in folders:
@@ -391,16 +394,17 @@ def _blank(path: str, spec: DiscoverSpec) -> bool:
         os.close(fd)
 
 
-def _below(start: str, max_dirs: int, respect_gitignore: bool) -> list[str]:
+def _below(start: str, max_dirs: int, respect_gitignore: bool) -> tuple[list[str], bool]:
     """Up to *max_dirs* folders below *start*, breadth-first, in name order; ``.git`` and symlinked folders left out.
 
     With *respect_gitignore*, folders git ignores are left out with what is below
     them (``git check-ignore``, asked once per level); when git cannot say (not a
-    repository, git missing), nothing is left out.
+    repository, git missing), nothing is left out. Also whether the limit left
+    folders out: at an exact fit the next level is listed to tell.
     """
     found: list[str] = []
     level = [start]
-    while level and len(found) < max_dirs:
+    while level:
         below: list[str] = []
         for folder in level:
             try:
@@ -413,9 +417,11 @@ def _below(start: str, max_dirs: int, respect_gitignore: bool) -> list[str]:
             ignored = _ignored(start, below)
             below = [folder for folder in below if folder not in ignored]
         room = max_dirs - len(found)
-        found += below[:room]
-        level = below[:room]
-    return found
+        if len(below) > room:
+            return found + below[:room], True
+        found += below
+        level = below
+    return found, False
 
 
 def _ignored(start: str, paths: list[str]) -> set[str]:
