@@ -227,6 +227,7 @@ class Aggregator:
             "frontmatter_invalid": self._expanded,  # a rule file applied anyway: its own source_loaded says it is in
             "folder_searched": self._expanded,  # a discovery's walk: its children's own events say what came in
             "candidate_passed": self._expanded,
+            "search_limited": self._expanded,  # the walk was cut: no source of its own, in or out
             "bytes_replaced": self._expanded,  # the source's own source_loaded says it is in
             "prompt_built": self._built,
             "prompt_failed": self._failed,
