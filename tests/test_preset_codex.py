@@ -212,6 +212,23 @@ def test_invalid_utf8_is_replaced_with_a_warning(tmp_path: Path, monkeypatch: py
     assert warned["detail"] == "not valid utf-8 at byte 7"
 
 
+def test_invalid_bytes_count_as_their_replacement_in_the_byte_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The documented difference (docs/budgets.md): a replaced byte costs U+FFFD's 3 bytes, not Codex's 1.
+
+    Codex keeps 20,000 U+FFFD and 12,768 'm' of this tree; memconfig keeps 10,923 U+FFFD and leaves the child out.
+    """
+    _git_init(tmp_path)
+    _write(tmp_path / "AGENTS.md", b"\xff" * 20000)
+    _write(tmp_path / "a" / "AGENTS.md", "m" * 20000)
+    text, logs = _codex(tmp_path / "a", monkeypatch)
+    assert text == "\ufffd" * 10923  # 10,922 whole, and the first 2 bytes of the next, decoded as one more
+    [dropped] = _events(logs, "source_dropped")
+    assert (dropped["source"], dropped["reason"]) == (str(tmp_path / "a" / "AGENTS.md"), "over_budget")
+    assert [e["source"] for e in _events(logs, "bytes_replaced")] == [str(tmp_path / "AGENTS.md")]
+
+
 def test_a_config_may_override_the_presets_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The config's own keys win: its sources, its budget (with the default marker), its decode rule."""
     _write(tmp_path / "AGENTS.md", b"bad \xff")

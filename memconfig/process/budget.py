@@ -22,7 +22,9 @@ is Codex's ``project_doc_max_bytes``: a running budget of UTF-8 bytes of content
 alone (no template, separators or names), spent from the first source down;
 each source takes what is left, cut on a byte boundary (a character split by the
 cut is decoded as U+FFFD, as Codex decodes it), and once it is spent the sources
-after are left out as ``over_budget``.
+after are left out as ``over_budget``. It counts the bytes of the decoded text:
+an invalid byte the loader replaced is a U+FFFD of 3 bytes here, where Codex
+counts (and cuts) the raw byte (docs/budgets.md; sections carry no raw bytes).
 """
 
 from __future__ import annotations
