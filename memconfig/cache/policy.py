@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .. import events
 from ..drive import Flow, blocks_a_loop
+from ..expand.imports import ImportSettings, inline
 from ..failures import Failure, SkipReason
 from ..render import Lazy, Section, SourceRecord, Status
-from ..expand.imports import ImportSettings, inline
 from ..stages import Loader, LoadRequest, LoadResult, LocalCheck, Snapshot
 from .flights import Flights
 from .imports import expand_imports, without_orphans

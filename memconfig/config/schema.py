@@ -72,7 +72,9 @@ __all__ = [
 ]
 
 _HOST_PATTERN = re.compile(r"(\*\.)?([A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?")
-_SECTIONS = frozenset({"sources", "storage", "loader", "imports", "cache", "formatter", "presets", "appender", "logging"})
+_SECTIONS = frozenset(
+    {"sources", "storage", "loader", "imports", "cache", "formatter", "presets", "appender", "logging"}
+)
 
 
 def _check_vars(value: str | None) -> str | None:
@@ -249,7 +251,9 @@ class SourceConfig(_Model):
 
 
 class ImportsConfig(_Model):
-    """``imports:``: ``@path`` tokens in a file's text are replaced by the files they name (:mod:`memconfig.expand.imports`).
+    """``imports:``: ``@path`` tokens in a file's text are replaced by the files they name.
+
+    See :mod:`memconfig.expand.imports`.
 
     ``imports: true`` (or ``false``) is short for ``{enabled: true}``. A source's own
     ``imports`` overrides the config's, field by field.

@@ -28,6 +28,4 @@ class Expander(Protocol):
     def expand(self, source: Source) -> list[Source]: ...
 
 
-EXPANDERS: MappingProxyType[str, Expander] = MappingProxyType(
-    {"glob": GlobExpander(), "discover": DiscoverExpander()}
-)
+EXPANDERS: MappingProxyType[str, Expander] = MappingProxyType({"glob": GlobExpander(), "discover": DiscoverExpander()})

@@ -164,7 +164,12 @@ class TemplateFormatter:
                 body.append(separator)
             name = item.name
             title = titles.get(item.source, name) if titles else name
-            values = {"path": item.source, "name": name, "title": title, "content": item.text.rstrip() if trim else item.text}
+            values = {
+                "path": item.source,
+                "name": name,
+                "title": title,
+                "content": item.text.rstrip() if trim else item.text,
+            }
             body += [
                 literal
                 if slot is None
