@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import fnmatch
 import gc
+import itertools
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
@@ -175,7 +176,7 @@ _TRUNCATED, _ESCAPED, _CACHE_HITS = _at("truncated"), _at("escaped"), _at("cache
 _FAILURES, _EVENTS = _at("failures"), _at("events")
 _PROCESS = len(_FIELDS)
 del _at
-_TICK = (1 << 16) - 1  # feed's progress every 65,536 lines
+_BATCH = 1 << 16  # feed's progress every 65,536 lines
 
 
 def _summary(record: list[Any]) -> RenderSummary:
@@ -249,7 +250,6 @@ class Aggregator:
             self.inputs.append(summary)
         read = summary.lines
         finished = self._finished
-        ticks = _TICK
         counts = self.counts
         foreign, malformed = counts.foreign, counts.malformed
         handlers = self._handlers
@@ -264,66 +264,70 @@ class Aggregator:
         collecting = gc.isenabled()
         gc.disable()  # a million parsed dicts, none kept in a cycle: the collector would only walk the model, often
         try:
-            for number, line in enumerate(lines, 1):  # number is read after the loop
-                if tick is not None and not number & ticks:
+            while True:  # in batches: the progress is told between two, not checked at every line
+                first = number
+                for number, line in enumerate(itertools.islice(lines, _BATCH), number + 1):  # noqa: B007, B020
+                    if len(line) > limit and line[-1] != 10:  # limit + 1 bytes, no newline: a line too long begins
+                        malformed[kinds.TOO_LONG] += 1
+                        for rest in lines:  # its other pieces, not counted as lines, up to its end
+                            if rest[-1] == 10:
+                                break
+                        continue
+                    try:
+                        found = loads(line)
+                    except decode_error:
+                        if not line.strip():
+                            counts.blank += 1
+                            continue
+                        kind = kinds.classify_unparsed(line)
+                        if kind == kinds.FOREIGN_TEXT:
+                            foreign[kind] += 1
+                        else:
+                            malformed[kind] += 1
+                        continue
+                    try:  # one try for the usual case: an object with a known event and a render id
+                        handler = handlers.get(found["event"])
+                        render_id = found["render_id"]
+                    except (KeyError, TypeError):
+                        handler = None
+                    if handler is None:
+                        self._not_an_event(found)
+                        continue
+                    current = None
+                    try:  # whatever a line holds, it is this line's fault only: a bad field, and the next line
+                        time = found.get("timestamp")
+                        if time is not None and (  # times.is_canonical, inlined
+                            time.__class__ is not str
+                            or len(time) != 27
+                            or time[26] != "Z"
+                            or time[4] != "-"
+                            or time[10] != "T"
+                            or time[19] != "."
+                        ):
+                            time = canonical_time(time)
+                        if timed and time is not None and ((since and time < since) or (until and time > until)):
+                            counts.filtered += 1
+                            continue
+                        if render_id is not None:
+                            current = open_renders.get(render_id)
+                            if current is None:
+                                if render_id in finished:  # a render already read whole: this log, or a copy, again
+                                    counts.repeated += 1
+                                    continue
+                                current = begin(render_id, found, time)
+                            current[_EVENTS] += 1  # before the handler: prompt_built closes the render
+                        elif time is not None:
+                            self._seen(time)
+                        handler(found, time, current)
+                    except Exception:  # (a hostile value's error, whichever: counted, never the log's end)
+                        malformed[kinds.BAD_FIELD] += 1
+                        if current is not None:
+                            current[_EVENTS] -= 1
+                if number - first < _BATCH:
+                    break
+                if tick is not None:
                     summary.lines = read + number
                     tick(summary)
-                if len(line) > limit and line[-1] != 10:  # limit + 1 bytes, no newline: a line too long begins
-                    malformed[kinds.TOO_LONG] += 1
-                    for rest in lines:  # its other pieces, not counted as lines, up to its end
-                        if rest[-1] == 10:
-                            break
-                    continue
-                try:
-                    found = loads(line)
-                except decode_error:
-                    if not line.strip():
-                        counts.blank += 1
-                        continue
-                    kind = kinds.classify_unparsed(line)
-                    if kind == kinds.FOREIGN_TEXT:
-                        foreign[kind] += 1
-                    else:
-                        malformed[kind] += 1
-                    continue
-                try:  # one try for the usual case: an object with a known event and a render id
-                    handler = handlers.get(found["event"])
-                    render_id = found["render_id"]
-                except (KeyError, TypeError):
-                    handler = None
-                if handler is None:
-                    self._not_an_event(found)
-                    continue
-                current = None
-                try:  # whatever a line holds, it is this line's fault only: a bad field, and the next line
-                    time = found.get("timestamp")
-                    if time is not None and (  # times.is_canonical, inlined
-                        time.__class__ is not str
-                        or len(time) != 27
-                        or time[26] != "Z"
-                        or time[4] != "-"
-                        or time[10] != "T"
-                        or time[19] != "."
-                    ):
-                        time = canonical_time(time)
-                    if timed and time is not None and ((since and time < since) or (until and time > until)):
-                        counts.filtered += 1
-                        continue
-                    if render_id is not None:
-                        current = open_renders.get(render_id)
-                        if current is None:
-                            if render_id in finished:  # a render already read whole: this log, or a copy, again
-                                counts.repeated += 1
-                                continue
-                            current = begin(render_id, found, time)
-                        current[_EVENTS] += 1  # before the handler: prompt_built closes the render
-                    elif time is not None:
-                        self._seen(time)
-                    handler(found, time, current)
-                except Exception:  # (a hostile value's error, whichever: counted, never the log's end)
-                    malformed[kinds.BAD_FIELD] += 1
-                    if current is not None:
-                        current[_EVENTS] -= 1
         finally:
             if collecting:
                 gc.enable()
