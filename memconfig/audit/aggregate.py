@@ -453,7 +453,8 @@ class Aggregator:
         time: str | None,
     ) -> None:
         """The source's new status, in its summary and in its process's state (kept as is when unchanged)."""
-        if not self._older(summary, time):
+        last = summary.last_seen
+        if time is None or last is None or time >= last:  # not older than its latest event (see _older)
             if summary.last_status != status or summary.last_reason != reason:
                 before = self._before_load.pop(summary.source, None)
                 render_id = current[_ID] if current is not None else None
