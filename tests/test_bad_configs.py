@@ -28,7 +28,7 @@ from memconfig.config import Config
 from memconfig.exceptions import ConfigError
 
 CORPUS = Path(__file__).parent / "bad_configs"
-COMMANDS = ("validate", "render")
+COMMANDS = ("validate", "render", "explain")
 HANG = 60  # seconds: only detects a hang; nothing here is timed
 MAX_RSS_BYTES = 200 * 1024 * 1024
 

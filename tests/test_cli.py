@@ -805,7 +805,7 @@ def test_json_lines_logger_writes_the_lines_of_the_processor_chain() -> None:
     import orjson
     import structlog
 
-    from memconfig.cli.logs import UTCTimeStamper, configure_cli_logging
+    from memconfig.cli.logs import ProcessFields, UTCTimeStamper, configure_cli_logging
 
     def lines(stream: io.BytesIO) -> list[dict[str, Any]]:
         return [orjson.loads(line) for line in stream.getvalue().splitlines()]
@@ -821,6 +821,7 @@ def test_json_lines_logger_writes_the_lines_of_the_processor_chain() -> None:
         processors=[
             structlog.processors.add_log_level,
             UTCTimeStamper(),
+            ProcessFields(),
             structlog.processors.JSONRenderer(serializer=orjson.dumps),
         ],
         logger_factory=structlog.BytesLoggerFactory(file=chain),

@@ -325,6 +325,18 @@ def test_an_invisible_joiner_after_the_name_does_not_hide_a_closing_tag(tmp_path
     assert text == "<memory>\nx <\\/memory\u200d> y\n</memory>"
 
 
+def test_a_micro_sign_after_the_name_does_not_hide_a_closing_tag(tmp_path: Path) -> None:
+    """U+00B5 (micro sign) is no XML name character, so `</agent_memory\u00b5>` closes the block: it is escaped.
+
+    Up to 47f0df7 it was not: the pattern ignored case across its "name continues" class too,
+    and U+00B5 folds to U+03BC (Greek mu), which is a name character. Escaping more is the safe direction,
+    but a prompt holding it now has another sha256. Greek mu itself continues the name: left alone.
+    """
+    text = _text(tmp_path, {"a.md": "x </agent_memory\u00b5> y </agent_memory\u03bc> z"}, preset="deepagents")
+    assert "x <\\/agent_memory\u00b5> y </agent_memory\u03bc> z" in text
+    assert text.count("</agent_memory>") == 1
+
+
 def test_the_processor_token_names_its_rule_and_tags() -> None:
     """The token is explicit and stable: the rule's version and the tags, not a repr that may change."""
     assert EscapeClosingTags(("agent_memory", "source")).token == "escape-closing-tags/2:agent_memory,source"

@@ -11,6 +11,7 @@ from memconfig.sources.redact import (
     Redactor,
     is_secret_key,
     redact_options,
+    redact_text,
     redact_url,
     url_secrets,
     variable_secrets,
@@ -247,6 +248,53 @@ def test_free_text_is_masked_only_by_the_strict_rule() -> None:
     message = "GET http://h/a.md failed: user:bob@example.com has no access"
 
     assert redact_url(message) == message
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        (f"401 Authorization: Bearer {SECRET}", f"401 Authorization: {MASK}"),
+        (
+            f"headers={{'Authorization': 'Basic {SECRET}', 'Accept': 'text/plain'}}",
+            f"headers={{'Authorization': '{MASK}', 'Accept': 'text/plain'}}",
+        ),
+        (f"Proxy-Authorization=Digest user={SECRET}", f"Proxy-Authorization={MASK}"),
+        (f"Cookie: session={SECRET}; theme=dark", f"Cookie: {MASK}"),
+        (f"sent bearer {SECRET} to h", f"sent bearer {MASK} to h"),
+        ("Basic dXNlcjpwYXNz", f"Basic {MASK}"),
+        (f"remote_error token={SECRET} after 3 tries", f"remote_error token={MASK} after 3 tries"),
+        (f"password = {SECRET}, user = bob", f"password = {MASK}, user = bob"),
+        (f'{{"api_key": "{SECRET} with a space", "user": "bob"}}', f'{{"api_key": "{MASK}", "user": "bob"}}'),
+        (f"client_secret: {SECRET}", f"client_secret: {MASK}"),
+        (f"X-Amz-Signature={SECRET}&X-Amz-Date=20261201", f"X-Amz-Signature={MASK}&X-Amz-Date=20261201"),
+        (f"https://u:{SECRET}@h/x?sig={SECRET}&page=2", f"https://{MASK}@h/x?sig={MASK}&page=2"),
+    ],
+)
+def test_free_text_credentials_are_masked_in_forms_that_are_not_urls(text: str, masked: str) -> None:
+    """A foreign log's text: a credential header, an auth scheme's credentials, a secret-looking name's value."""
+    found = redact_text(text)
+
+    assert found == masked
+    assert redact_text(found) == found
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Basic authentication required",
+        "GET https://h:443/a.md at 2026-12-01T09:00:00.000000Z: 404",
+        "reason: over_budget, chars=120 budget=100",
+        "s3://bucket/keys/notes.md",
+    ],
+)
+def test_free_text_without_credentials_is_kept(text: str) -> None:
+    assert redact_text(text) == text
+
+
+@given(st.text(alphabet="a=\"':; &?@/Bearer\n", max_size=200))
+def test_redact_text_never_fails_and_is_stable(text: str) -> None:
+    once = redact_text(text)
+    assert redact_text(once) == once
 
 
 def test_variable_secrets_are_the_values_of_secret_looking_variables(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -70,6 +70,9 @@ COMMAND_ARGS: dict[str, list[str]] = {
     "render": ["--system", "You are a careful assistant."],
     "validate": [],
     "sources": [],
+    "explain": ["--format", "text"],
+    # A log with secrets in another program's lines, a cut-off line and an unmasked URL: none may be printed.
+    "audit": [str(ROOT / "tests" / "bad_logs" / "planted-secrets.jsonl")],
 }
 
 

@@ -6,6 +6,8 @@ import argparse
 import contextlib
 import io
 import logging
+import os
+import socket
 import sys
 import time
 from collections.abc import Iterator, MutableMapping
@@ -16,11 +18,12 @@ import structlog
 from ..events import LEVELS
 from ..exceptions import ConfigError
 from ..sources.redact import mask
+from . import progress
 
 if TYPE_CHECKING:
     from ..config import Config
 
-__all__ = ["UTCTimeStamper", "cli_logging", "configure_cli_logging", "json_lines_logger"]
+__all__ = ["ProcessFields", "UTCTimeStamper", "cli_logging", "configure_cli_logging", "json_lines_logger"]
 
 
 class UTCTimeStamper:
@@ -45,17 +48,32 @@ class UTCTimeStamper:
         return event_dict
 
 
+class ProcessFields:
+    """Adds ``host`` and ``pid``: so ``memconfig audit`` tells apart the renders of many hosts and runs in one log."""
+
+    __slots__ = ("_host",)
+
+    def __init__(self) -> None:
+        self._host = socket.gethostname()
+
+    def __call__(self, logger: Any, method_name: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+        event_dict["host"] = self._host
+        event_dict["pid"] = os.getpid()  # read each time: a forked worker is another process
+        return event_dict
+
+
 def json_lines_logger(minimum: int) -> type[structlog.BoundLoggerBase]:
     """A structlog bound-logger class that writes each event as one orjson line, dropping those below *minimum*.
 
     The same lines as the chain ``add_log_level`` → :class:`UTCTimeStamper` →
-    ``JSONRenderer(orjson.dumps)`` (keys in the same order), made in one step:
+    :class:`ProcessFields` → ``JSONRenderer(orjson.dumps)`` (keys in the same order), made in one step:
     the CLI's chain is fixed, and running it as a loop of processors was half
     of each line's cost, on a path that logs a line per source and per render.
     """
     import orjson  # the CLI's dependency; the library itself renders nothing
 
     stamp = UTCTimeStamper()
+    process = ProcessFields()
     dumps = orjson.dumps
 
     def line(self: structlog.BoundLoggerBase, name: str, event: Any, args: tuple[Any, ...], kw: dict[str, Any]) -> None:
@@ -65,6 +83,7 @@ def json_lines_logger(minimum: int) -> type[structlog.BoundLoggerBase]:
         event_dict["event"] = event % args if args else event
         event_dict["level"] = name
         stamp(None, name, event_dict)
+        process(None, name, event_dict)
         self._logger.msg(dumps(event_dict, default=str))
 
     def method(name: str, number: int) -> Any:
@@ -107,7 +126,7 @@ def configure_cli_logging(format: str = "json", level: str = "info", stream: IO[
         structlog.processors.JSONRenderer() if format == "json" else structlog.dev.ConsoleRenderer(colors=False)
     )
     structlog.configure(
-        processors=[structlog.processors.add_log_level, UTCTimeStamper(), renderer],
+        processors=[structlog.processors.add_log_level, UTCTimeStamper(), ProcessFields(), renderer],
         wrapper_class=structlog.make_filtering_bound_logger(minimum),
         logger_factory=structlog.WriteLoggerFactory(file=cast(TextIO, stream)),
         cache_logger_on_first_use=False,
@@ -132,7 +151,9 @@ def cli_logging(config: Config, args: argparse.Namespace) -> Iterator[None]:
             shown = mask(str(target), config.secret_values)
             raise ConfigError(f"cannot open log file {shown}: {exc.strerror or exc}") from None
     try:
-        configure_cli_logging(log_format, args.log_level or options.level, stream)
+        # On a terminal, lines logged while a progress bar is up are written above it, whole.
+        log_to = progress.log_stream(stream, args) if target is None else stream
+        configure_cli_logging(log_format, args.log_level or options.level, log_to)
         yield
     finally:
         if stream not in (sys.stderr, sys.stderr.buffer):

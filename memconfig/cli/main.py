@@ -12,19 +12,44 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
+import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from types import ModuleType
 
 from .. import __version__
 from ..config import Config, load_config, load_config_stream
 from ..exceptions import MemconfigError
-from . import render, sources, validate
 
 __all__ = ["main", "run"]
 
+
+class _Commands(Mapping[str, ModuleType]):
+    """The commands by name: each is the module ``memconfig.cli.<name>``, imported when first asked for.
+
+    A run imports only its own command's module: ``render`` does not pay for
+    the packages ``audit`` or ``explain`` bring (start-up, see benchmarks/startup.py).
+    """
+
+    def __init__(self, *names: str) -> None:
+        self._names = names
+
+    def __getitem__(self, name: str) -> ModuleType:
+        if name not in self._names:
+            raise KeyError(name)
+        return importlib.import_module(f"{__package__}.{name}")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
 #: The commands, in the order ``--help`` lists them; each module has ``HELP`` and ``run(config, args)``.
-COMMANDS = {"render": render, "validate": validate, "sources": sources}
+COMMANDS: Mapping[str, ModuleType] = _Commands("render", "validate", "sources", "audit", "explain")
 _LOGGED = ("render", "sources")  # the commands that read sources, and so write a load log
 STDIN = "-"
 #: The exit code when stdout is a pipe whose reader went away: 128 + SIGPIPE, as a shell shows it.
@@ -32,17 +57,30 @@ BROKEN_PIPE = 141
 OUTPUT_FAILED = 74  # sysexits.h EX_IOERR
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; of the commands, only the one *argv* runs is set up in full (all of them for ``--help``)."""
+    chosen = _chosen(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(
         prog="memconfig",
         description="Build an agent's memory prompt from the sources a YAML config declares.",
     )
     parser.add_argument("--version", action="version", version=f"memconfig {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, module in COMMANDS.items():
+    for name in COMMANDS:
+        if chosen is not None and name != chosen:
+            commands.add_parser(name)  # not the one run: its options are never parsed, its module not imported
+            continue
+        module = COMMANDS[name]
         sub = commands.add_parser(name, help=module.HELP, description=module.HELP)
         sub.add_argument(
-            "-c", "--config", required=True, metavar="FILE", help="the YAML config file ('-': standard input)"
+            "-c",
+            "--config",
+            required=not getattr(module, "CONFIG_OPTIONAL", False),
+            metavar="FILE",
+            help="the YAML config file ('-': standard input)",
+        )
+        sub.add_argument(
+            "-q", "--quiet", action="store_true", help="no progress display on the terminal (the log is unchanged)"
         )
         if hasattr(module, "add_arguments"):
             module.add_arguments(sub)
@@ -55,9 +93,15 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _chosen(argv: Sequence[str]) -> str | None:
+    """The command *argv* runs: its first word that is not an option (no option before it takes a value)."""
+    first = next((word for word in argv if not word.startswith("-")), None)
+    return first if first in COMMANDS else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
-    parser = _parser()
+    parser = _parser(argv)
     args = parser.parse_args(argv)
     if args.config == STDIN and getattr(args, "system_file", None) == STDIN:
         parser.error("-c - and --system-file - cannot both read standard input")
@@ -66,7 +110,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(encoding="utf-8")
     try:
         try:
-            exit_code: int = COMMANDS[args.command].run(_load(args.config), args)
+            module = COMMANDS[args.command]
+            load = getattr(module, "load", _load)  # explain reads the config itself: it keeps the YAML's text
+            config = load(args.config) if args.config is not None else None  # optional for some commands
+            exit_code: int = module.run(config, args)
             return exit_code
         except MemconfigError as exc:
             print(f"memconfig: error: {exc.format_message()}", file=sys.stderr)
@@ -108,4 +155,7 @@ def _silence() -> None:
 
 def run() -> None:
     """Console-script entry point."""
+    # What the imports made lives until the process ends: frozen, no collection walks it again, nor the
+    # interpreter's last ones at exit (a tenth of a second of every command; see benchmarks/startup.py).
+    gc.freeze()
     sys.exit(main())

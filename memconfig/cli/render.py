@@ -21,6 +21,7 @@ from ..exceptions import ConfigError
 from ..pipeline import Pipeline
 from ..render import Render
 from .logs import cli_logging
+from .progress import load_progress
 
 __all__ = ["add_arguments", "run"]
 
@@ -52,7 +53,9 @@ def run(config: Config, args: argparse.Namespace) -> int:
         pipeline = Pipeline.from_config(config)
         system = _read_system(args)
         printer = cast(_Printable, appender_for(name, config))
-        out = printer.output(system, pipeline.build())
+        with load_progress(args):  # a bar on the terminal, should the sources take a while
+            render = pipeline.build()
+        out = printer.output(system, render)
         _write_all(out if isinstance(out, str) else json.dumps(out, ensure_ascii=False, indent=2) + "\n")
     return 0
 

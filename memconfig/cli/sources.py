@@ -8,31 +8,36 @@ from ..config import Config
 from ..exceptions import SourceError
 from ..failures import Failure, SkipReason
 from ..pipeline import Pipeline
+from ..stages import LoadResult
 from .logs import cli_logging
+from .progress import load_progress
+from .tables import print_table
 
 __all__ = ["run"]
 
 HELP = "load every source and print a table of what happened"
+COLUMNS = ("NAME", "URL", "STATUS", "BYTES", "REASON")
 
 
 def run(config: Config, args: argparse.Namespace) -> int:
     with cli_logging(config, args):
-        failed = _print_sources(Pipeline.from_config(config))
+        pipeline = Pipeline.from_config(config)
+        with load_progress(args):
+            results = pipeline.load()
+        failed = _print_sources(results)
     if failed:
         raise SourceError(failed)
     return 0
 
 
-def _print_sources(pipeline: Pipeline) -> list[Failure]:
-    """Print the table; return the sources that would fail a render."""
-    rows = [("NAME", "URL", "STATUS", "BYTES", "REASON")]
+def _print_sources(results: list[LoadResult]) -> list[Failure]:
+    """Print the table (rich on a terminal, plain text otherwise); return the sources that would fail a render."""
+    rows = []
     failed = []
-    for result in pipeline.load():
+    for result in results:
         if not result.ok and (result.source.required or result.fatal):
             failed.append(Failure(result.source.key, result.reason or SkipReason.ERROR, result.detail))
         reason = f"{result.reason}: {result.detail}" if result.reason else ""
-        rows.append((result.source.name, result.source.display_url, result.status, str(result.bytes), reason))
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    for row in rows:
-        print(("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[4]).rstrip())
+        rows.append((result.source.name, result.source.display_url, result.status, result.bytes, reason))
+    print_table(COLUMNS, rows, right={"BYTES"})
     return failed

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 from urllib.parse import quote
 
-__all__ = ["Substitution", "UnsetVariableError", "expand_vars", "expand_vars_traced"]
+__all__ = ["Substitution", "UnsetVariableError", "expand_vars", "expand_vars_traced", "variable_names"]
 
 _VAR_RE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$\{[^}]*\}?")
 # The text of a malformed reference is never quoted: it may be part of a password that holds "${".
@@ -89,3 +89,13 @@ def expand_vars_traced(
         return value
 
     return _VAR_RE.sub(substitute, text), made
+
+
+def variable_names(text: str) -> tuple[str, ...]:
+    """The names of the variables *text* refers to (``${NAME}``, ``${NAME:-default}``), in order, each once.
+
+    Nothing is looked up: a name says which variable to set, and is never a secret.
+    """
+    if "$" not in text:
+        return ()
+    return tuple(dict.fromkeys(match[1] for match in _VAR_RE.finditer(text) if match[1] is not None))

@@ -16,7 +16,7 @@ it is read, at the line and column where it crossed the bound.
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any, NamedTuple
 
 import yaml
@@ -29,7 +29,7 @@ from yaml.resolver import Resolver
 
 from .limits import MAX_CONFIG_DEPTH, MAX_CONFIG_NODES, MAX_CONFIG_TEXT
 
-__all__ = ["Key", "LimitError", "safe_load", "yaml_message"]
+__all__ = ["Key", "LimitError", "safe_compose", "safe_load", "yaml_message"]
 
 # An unquoted value that starts with "*", "!" or "&" (``secret: *x9Q``) is read as an alias, a tag or an
 # anchor, and YAML's message would quote its name: part of a password. The line and column say where.
@@ -176,9 +176,25 @@ def safe_load(text: str) -> Any:
         LimitError: *text* nests too deeply, or its aliases expand too far.
         yaml.YAMLError: *text* is not valid YAML, or repeats a key.
     """
+    return _read(text, lambda loader: loader.get_single_data())
+
+
+def safe_compose(text: str) -> Node | None:
+    """The node tree of *text*, bounded as :func:`safe_load` is: each node keeps the line and column it starts at.
+
+    For telling where in the file a value was written (``memconfig explain``).
+
+    Raises:
+        LimitError, yaml.YAMLError: as :func:`safe_load`.
+    """
+    node: Node | None = _read(text, lambda loader: loader.get_single_node())
+    return node
+
+
+def _read(text: str, step: Callable[[_SafeLoader], Any]) -> Any:
     loader = _SafeLoader(text)
     try:
-        return loader.get_single_data()
+        return step(loader)
     except yaml.reader.ReaderError as exc:
         raise _at_character(text, exc) from None
     except MarkedYAMLError as exc:

@@ -71,6 +71,16 @@ def _check_vars(value: str | None) -> str | None:
     return value
 
 
+def _empty_dict() -> dict[Any, Any]:
+    """An empty default: a function, as pydantic reads ``dict``'s signature by compiling a tokenizer (start-up)."""
+    return {}
+
+
+def _empty_list() -> list[Any]:
+    """A field's empty default (see :func:`_empty_dict`)."""
+    return []
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # .inf would wait forever
 
@@ -87,7 +97,7 @@ class SourceConfig(_Model):
     glob: str | None = None
     name: str | None = None
     required: bool = False
-    storage_options: dict[str, Any] = Field(default_factory=dict)
+    storage_options: dict[str, Any] = Field(default_factory=_empty_dict)
     credentials: str | None = None
     timeout: float | None = Field(default=None, gt=0)
     retries: int | None = Field(default=None, ge=0, le=20)
@@ -387,14 +397,14 @@ class Config(BaseSettings):
     )
 
     version: Literal[1]
-    sources: list[SourceConfig] = Field(default_factory=list)
+    sources: list[SourceConfig] = Field(default_factory=_empty_list)
     base_dir: str | None = None
     credentials_file: str | None = None
-    storage: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    storage: dict[str, dict[str, Any]] = Field(default_factory=_empty_dict)
     loader: LoaderConfig = Field(default_factory=LoaderConfig)
     cache: CacheConfig = Field(default_factory=CacheConfig)
     formatter: FormatterConfig = Field(default_factory=FormatterConfig)
-    presets: dict[str, PresetConfig] = Field(default_factory=dict)
+    presets: dict[str, PresetConfig] = Field(default_factory=_empty_dict)
     appender: AppenderConfig = Field(default_factory=AppenderConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
 

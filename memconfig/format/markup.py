@@ -23,15 +23,15 @@ from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from ..process.escaping import begins_closing
-from ..xmlnames import NAME_CHAR, NAME_START
+from ..xmlnames import NAME_CHAR_CLASS, NAME_START_CLASS
 
 __all__ = ["LayoutError", "LayoutProblem", "enclosing", "layout_problems", "slot_contexts", "wrappers"]
 
-_TAG = re.compile(rf"""<(/?)([{NAME_START}][{NAME_CHAR}]*)((?:"[^"]*"|'[^']*'|[^'">])*)>""")
+_TAG = re.compile(rf"""<(/?)({NAME_START_CLASS}{NAME_CHAR_CLASS}*)((?:"[^"]*"|'[^']*'|[^'">])*)>""")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _SLOT = "\x00"  # where a slot stands in the joined text
 # A slot where a tag's name is written: right after "<" or "</" and any part of a name.
-_NAME_POSITION = re.compile(rf"</?[{NAME_CHAR}]*\Z")
+_NAME_POSITION = re.compile(rf"</?{NAME_CHAR_CLASS}*\Z")
 
 Parts = Sequence[tuple[bool, str]]  # hashable (a tuple, as Template.parts is) for the memoised functions
 

@@ -38,6 +38,7 @@ from .confinement import Confinement
 from .errors import classify, retry_after
 from .fingerprints import fingerprint, local_fingerprint, local_version
 from .reads import answers_with_info, is_http, is_s3, read_async, read_fd, s3_info
+from .watch import expect, finished
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -164,11 +165,13 @@ class FsspecLoader:
     def read(self, requests: Sequence[LoadRequest]) -> Flow[list[LoadResult]]:
         """:meth:`load` as a flow: local reads inline, remote ones awaited on fsspec's I/O loop."""
         slots: list[list[LoadResult] | None] = [None] * len(requests)
+        expect(len(requests))  # a watcher (the CLI's progress display) is told; nothing happens if none is
         remote = [(i, r) for i, r in enumerate(requests) if not r.source.in_process]
         future = asyncio.run_coroutine_threadsafe(self._load_remote(remote), fsspec.asyn.get_loop()) if remote else None
         for index, request in enumerate(requests):
             if slots[index] is None and request.source.in_process:
                 slots[index] = self._read_inline(request)
+                finished(request.source.name)
         if future is not None:
             try:
                 done = yield future
@@ -305,7 +308,7 @@ class FsspecLoader:
 
     async def _load_remote(self, items: list[tuple[int, LoadRequest]]) -> list[tuple[int, list[LoadResult]]]:
         limit = self._in_flight()
-        done = await asyncio.gather(*(self._read_remote(request, limit) for _, request in items))
+        done = await asyncio.gather(*(self._read_watched(request, limit) for _, request in items))
         return [(index, results) for (index, _), results in zip(items, done, strict=True)]
 
     def _in_flight(self) -> asyncio.Semaphore:
@@ -318,6 +321,13 @@ class FsspecLoader:
         if self._limit is None or self._limit[0] is not loop:
             self._limit = (loop, asyncio.Semaphore(self.concurrency))
         return self._limit[1]
+
+    async def _read_watched(self, request: LoadRequest, limit: asyncio.Semaphore) -> list[LoadResult]:
+        """:meth:`_read_remote`, and the watcher told when it is done (see :mod:`memconfig.load.watch`)."""
+        try:
+            return await self._read_remote(request, limit)
+        finally:
+            finished(request.source.name)
 
     async def _read_remote(self, request: LoadRequest, limit: asyncio.Semaphore) -> list[LoadResult]:
         source = request.source
@@ -332,7 +342,8 @@ class FsspecLoader:
                 expander = self.expanders[source.expander]
                 children = await self._retrying(source, lambda: self._in_thread(expander.expand, source))
                 children = self._matches(source, children)
-                results = await asyncio.gather(*(self._read_remote(_child(request, c), limit) for c in children))
+                expect(len(children))
+                results = await asyncio.gather(*(self._read_watched(_child(request, c), limit) for c in children))
                 return self._expanded(request, started, [r[0] for r in results])
             fs, path = await self._retrying(source, lambda: self._in_thread(source.open_fs))
             async with limit:

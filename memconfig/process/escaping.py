@@ -22,20 +22,29 @@ as ``content_escaped`` (the tags it held, how many times).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..render import Section
-from ..xmlnames import NAME_CHAR, NAME_CONTINUES
+from ..xmlnames import NAME_CHAR_CLASS, NAME_CONTINUES_CLASS
 from .chain import Note, Processed
 
 __all__ = ["ClosingTags", "EscapeClosingTags", "begins_closing"]
 
 # What may follow a "<" and still be the start of a closing tag: spaces, "/", spaces, part of a name.
-_CLOSING_START = re.compile(rf"\s*(?:/\s*([{NAME_CHAR}]*))?")
-# The same at a text's end, where the formatter strips trailing whitespace.
-_CLOSING_START_AT_END = re.compile(rf"\s*(?:/\s*([{NAME_CHAR}]*)\s*)?")
+_CLOSING_START = re.compile(rf"\s*(?:/\s*({NAME_CHAR_CLASS}*))?")
+
+
+@functools.cache
+def _closing_start_at_end() -> re.Pattern[str]:
+    """The same at a text's end, where the formatter strips trailing whitespace.
+
+    Compiled when first needed (a value with a ``<``): a class of every XML
+    name character takes milliseconds to compile, paid at every command's start.
+    """
+    return re.compile(rf"\s*(?:/\s*({NAME_CHAR_CLASS}*)\s*)?")
 
 
 def _begun(match: re.Match[str] | None, names: Iterable[str]) -> list[str] | None:
@@ -64,8 +73,10 @@ class ClosingTags:
     def __init__(self, names: Iterable[str]) -> None:
         self.names: tuple[str, ...] = tuple(dict.fromkeys(names))
         alternatives = "|".join(re.escape(name) for name in sorted(self.names, key=len, reverse=True))
-        # "<", optional space, "/", optional space, the name, and no further name character.
-        self._pattern = re.compile(rf"<(?=\s*/\s*({alternatives})(?![{NAME_CONTINUES}]))", re.IGNORECASE)
+        # "<", optional space, "/", optional space, the name in any case, and no further name character. Only the
+        # names ignore case: the class ignoring it too took three times as long to compile (at every start), and
+        # would only have counted a few more characters (the micro sign, by its Greek fold) as the name going on.
+        self._pattern = re.compile(rf"<(?=\s*/\s*((?i:{alternatives}))(?!{NAME_CONTINUES_CLASS}))")
 
     def __repr__(self) -> str:
         return f"ClosingTags({self.names!r})"
@@ -102,7 +113,7 @@ class ClosingTags:
         start = text.rfind("<")
         if start < 0:
             return None
-        return _begun(_CLOSING_START_AT_END.fullmatch(text, start + 1), self.names)
+        return _begun(_closing_start_at_end().fullmatch(text, start + 1), self.names)
 
 
 @dataclass(frozen=True)

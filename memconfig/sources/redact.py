@@ -32,7 +32,9 @@ __all__ = [
     "is_secret_key",
     "mask",
     "redact_options",
+    "redact_text",
     "redact_url",
+    "secret_values_in",
     "url_secrets",
     "userinfo_spans",
     "variable_secrets",
@@ -138,6 +140,64 @@ def redact_url(text: str) -> str:
     return text
 
 
+# Free text another program wrote (a foreign log's line) may carry credentials in forms that are not URLs.
+# A credential header's value, whole: quoted up to its closing quote, else to the end of the line.
+_HEADER_RE = re.compile(
+    r"(?<![\w-])(?P<name>(?:proxy-)?authorization|(?:set-)?cookie)(?P<quote>[\"']?)(?P<op>\s*[:=]\s*)"
+    r"(?:(?P<open>[\"'])[^\"'\n]{0,4096}(?P=open)?|[^\n]+)",
+    re.IGNORECASE,
+)
+# An HTTP auth scheme and its credentials (RFC 9110's token68): ``Bearer …`` always, ``Basic …`` when it looks encoded.
+_AUTH_SCHEME_RE = re.compile(
+    r"\b(?P<scheme>bearer|basic)(?P<space>\s+)(?P<credentials>[A-Za-z0-9._~+/-]+=*)", re.IGNORECASE
+)
+_ENCODED_RE = re.compile(r"[0-9+/=]|.[A-Z]")  # a digit, base64's symbols, or a capital letter past the first
+# ``name=value``, ``name: value``, ``"name": "value"`` (JSON, a Python dict's repr), for a secret-looking name.
+_ASSIGNMENT_RE = re.compile(
+    r"(?<![\w.-])(?P<key>[A-Za-z_][\w.-]*)(?P<quote>[\"']?)(?P<op>\s*=\s*|\s*:\s+|:(?=[\"']))"
+    r"(?:\"(?P<double>[^\"\n]{0,256})\"|'(?P<single>[^'\n]{0,256})'|(?P<open>[\"']?)(?P<bare>[^\s&,;)}\]\"'<>]+))"
+)
+
+
+def _masked_header(match: re.Match[str]) -> str:
+    head = f"{match['name']}{match['quote']}{match['op']}"
+    return f"{head}{match['open']}{MASK}{match['open']}" if match["open"] else f"{head}{MASK}"
+
+
+def _masked_scheme(match: re.Match[str]) -> str:
+    credentials = match["credentials"]
+    if match["scheme"].lower() == "basic" and len(credentials) < 16 and _ENCODED_RE.search(credentials) is None:
+        return match[0]  # "Basic authentication": a word, not base64
+    return f"{match['scheme']}{match['space']}{MASK}"
+
+
+def _masked_assignment(match: re.Match[str]) -> str:
+    if not is_secret_key(match["key"]):
+        return match[0]
+    head = f"{match['key']}{match['quote']}{match['op']}"
+    if match["double"] is not None:
+        return f'{head}"{MASK}"'
+    if match["single"] is not None:
+        return f"{head}'{MASK}'"
+    return f"{head}{match['open']}{MASK}"
+
+
+def redact_text(text: str) -> str:
+    """Mask every credential form free text may hold: :func:`redact_url`'s, and the ones that are not URLs.
+
+    Those are a credential header's value (``Authorization: …``, ``Cookie: …``),
+    an auth scheme's credentials (``Bearer …``, an encoded ``Basic …``) and a
+    value given to a secret-looking name (``password=…``, ``api_key: …``,
+    ``"token": "…"``, ``X-Amz-Signature=…`` outside a query). For text nobody
+    vetted (a foreign log): a word after such a name is masked too, the safer error.
+    """
+    text = redact_url(text)
+    if ":" in text or "=" in text:
+        text = _HEADER_RE.sub(_masked_header, text)
+        text = _ASSIGNMENT_RE.sub(_masked_assignment, text)
+    return _AUTH_SCHEME_RE.sub(_masked_scheme, text)
+
+
 def userinfo_spans(text: str) -> list[tuple[int, int]]:
     """Where URL user-info sits in *text*: ``(start, end)`` of each part :func:`redact_url` masks."""
     return [match.span("userinfo") for match in _USERINFO_RE.finditer(text) if _userinfo(match) is not None]
@@ -217,14 +277,15 @@ def redact_options(options: Mapping[str, Any]) -> dict[str, Any]:
     return {key: _redact_value(str(key), value) for key, value in options.items()}
 
 
-def _secret_values(options: Mapping[str, Any]) -> Iterator[str]:
+def secret_values_in(options: Mapping[str, Any]) -> Iterator[str]:
+    """The secret values *options* hold: under a secret-looking name, or inside a URL-like value."""
     for key, value in options.items():
         yield from _secrets_in(str(key), value)
 
 
 def _secrets_in(key: str, value: Any) -> Iterator[str]:
     if isinstance(value, Mapping):
-        yield from _secret_values(value)
+        yield from secret_values_in(value)
     elif isinstance(value, list | tuple):
         for item in value:
             yield from _secrets_in("", item)
@@ -245,15 +306,19 @@ class Redactor:
     __slots__ = ("_values",)
 
     def __init__(self, options: Mapping[str, Any] | None = None, extra: Iterable[str] = ()) -> None:
-        found = [*_secret_values(options or {}), *extra]
+        found = [*secret_values_in(options or {}), *extra]
         values = {v for v in found if len(v) >= _MIN_SECRET}
         self._values = tuple(sorted(values, key=len, reverse=True))
 
     def __call__(self, text: str) -> str:
+        return redact_url(self.mask_known(text))
+
+    def mask_known(self, text: str) -> str:
+        """*text* with each secret value known masked, and nothing else: for a text that cannot hold a URL."""
         for value in self._values:
             if value in text:
                 text = text.replace(value, MASK)
-        return redact_url(text)
+        return text
 
     def __repr__(self) -> str:
         return f"Redactor({len(self._values)} secrets)"

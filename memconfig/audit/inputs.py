@@ -1,0 +1,178 @@
+"""The logs named on the command line: files, globs, fsspec URLs or ``-``, each streamed as lines in bounded memory.
+
+Compression comes from the name (``.gz``, ``.bz2``, ``.xz``, ``.zst``), as
+fsspec infers it; standard input is sniffed for gzip's magic number instead.
+A line is never held past :data:`MAX_LINE_BYTES`: a longer one is skipped to
+its end (counted as ``too_long``), so a 50 MB line costs what a 1 MiB one does.
+
+A log that is not there, or a glob matching nothing, is a usage error (exit
+2, naming it); a log that cannot be read (no permission, a corrupt archive, a
+server hanging up) is reported by the audit, which goes on with the others.
+Names and errors are shown with credentials masked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import io
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import IO, Any
+
+from ..exceptions import ConfigError
+from ..sources.redact import Redactor, redact_url
+
+__all__ = [
+    "CHUNK_BYTES",
+    "HEAD_BLOCK_BYTES",
+    "MAX_LINE_BYTES",
+    "STDIN",
+    "LogInput",
+    "error_text",
+    "line_pieces",
+    "log_inputs",
+]
+
+STDIN = "-"
+#: The longest line read as a line; a longer one is counted as ``too_long`` and skipped.
+MAX_LINE_BYTES = 1 << 20
+#: The read buffer's size.
+CHUNK_BYTES = 1 << 18
+#: The block a remote log's first lines are read in (to order logs by time): not the store's default 50 MB.
+HEAD_BLOCK_BYTES = 1 << 16
+_GLOB_CHARS = frozenset("*?[")
+_NO_GLOB = frozenset({"http", "https"})  # a URL's "?" begins its query (a signed URL's), not a pattern
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass(frozen=True, slots=True)
+class LogInput:
+    """One log to read: its name as shown, and how to open it (as a binary stream, decompressed)."""
+
+    name: str
+    open: Callable[[], contextlib.AbstractContextManager[IO[bytes]]]
+    redact: Callable[[str], str] = redact_url
+    """Masks the secrets its storage options hold (and credentials in URLs) in a text about it: an error."""
+    head: Callable[[], contextlib.AbstractContextManager[IO[bytes]]] | None = None
+    """Opens it to read its first lines only (small reads from a remote store); None when it can be read once."""
+
+
+def log_inputs(
+    names: Sequence[str],
+    storage: Mapping[str, Mapping[str, Any]] | None = None,
+    secrets: Sequence[str] = (),
+) -> list[LogInput]:
+    """Every log *names* stand for, globs expanded in sorted order; exit 2 naming one that is not there.
+
+    *storage* is the config's ``storage`` section (options by protocol: an S3
+    endpoint, keys), so a bucket of logs is reached as the config's sources are.
+    """
+    storage = storage or {}
+    found: list[LogInput] = []
+    for name in names:
+        if name == STDIN:
+            found.append(LogInput("<stdin>", _stdin, Redactor(None, secrets)))
+            continue
+        found += _expand(name, storage, secrets)
+    return found
+
+
+def _expand(name: str, storage: Mapping[str, Mapping[str, Any]], secrets: Sequence[str]) -> list[LogInput]:
+    from fsspec.core import split_protocol, url_to_fs
+
+    protocol = split_protocol(name)[0] or "file"
+    options = dict(storage.get(protocol, {}))
+    shown = Redactor(options, secrets)
+    label = shown(name)
+    try:
+        fs, path = url_to_fs(name, **options)
+        if protocol not in _NO_GLOB and any(c in _GLOB_CHARS for c in path):
+            paths = sorted(p for p in fs.glob(path) if not fs.isdir(p))
+            if not paths:
+                raise ConfigError(f"no log matches {label}")
+        elif not fs.exists(path):
+            raise ConfigError(f"no such log: {label}")
+        elif fs.isdir(path):
+            raise ConfigError(
+                f"{label} is a folder, not a log (a glob such as {label.rstrip('/')}/*.jsonl reads its logs)"
+            )
+        else:
+            paths = [path]
+    except ConfigError:
+        raise
+    except ImportError as exc:
+        raise ConfigError(f"cannot read {label}: {shown(str(exc))}") from None
+    except (ValueError, OSError) as exc:
+        raise ConfigError(f"cannot read {label}: {shown(error_text(exc))}") from None
+    except Exception as exc:  # a remote filesystem's own error (credentials, a bucket that is not there)
+        raise ConfigError(f"cannot read {label}: {shown(error_text(exc))}") from None
+    single = len(paths) == 1 and paths[0] == path
+    local = split_protocol(name)[0] is None  # a plain path: its matches shown as paths, not file:// URLs
+    return [
+        LogInput(
+            label if single else shown(p if local else fs.unstrip_protocol(p)),
+            _opener(fs, p),
+            shown,
+            _opener(fs, p, HEAD_BLOCK_BYTES),
+        )
+        for p in paths
+    ]
+
+
+def _opener(
+    fs: Any, path: str, block_size: int | None = None
+) -> Callable[[], contextlib.AbstractContextManager[IO[bytes]]]:
+    from fsspec.compression import compr
+    from fsspec.implementations.local import LocalFileSystem
+    from fsspec.utils import infer_compression
+
+    local = isinstance(fs, LocalFileSystem)
+
+    @contextlib.contextmanager
+    def open_log() -> Iterator[IO[bytes]]:
+        compression = infer_compression(path)
+        sized = {} if block_size is None else {"block_size": block_size}
+        with open(path, "rb") if local else fs.open(path, "rb", **sized) as raw:  # local: Python's own, buffered in C
+            if compression is None:
+                yield raw
+                return
+            with compr[compression](raw, mode="rb") as unpacked:
+                yield unpacked
+
+    return open_log
+
+
+@contextlib.contextmanager
+def _stdin() -> Iterator[IO[bytes]]:
+    stream = sys.stdin.buffer
+    peek = getattr(stream, "peek", None)
+    start = peek(2)[:2] if peek is not None else b""
+    if start == _GZIP_MAGIC:
+        import gzip
+
+        with gzip.GzipFile(fileobj=stream, mode="rb") as unpacked:
+            yield unpacked  # type: ignore[misc]
+        return
+    yield stream
+
+
+def error_text(exc: BaseException) -> str:
+    """An error as one line: the system's words for an OS error, else its type and message."""
+    strerror = getattr(exc, "strerror", None)
+    text = str(strerror) if strerror else f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return " ".join(text.split())
+
+
+def line_pieces(stream: IO[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[bytes]:
+    """*stream*'s lines, each with its ``\\n`` (the last may have none), read by C code with no line over *limit*.
+
+    A line of more than *limit* bytes comes as several pieces, each but the
+    last exactly ``limit + 1`` bytes long with no ``\\n`` at the end: the reader
+    counts the first as ``too_long`` and skips the others, so no line is ever
+    held whole. (``readline`` with a size, called by ``iter``: no Python frame
+    per line, which is most of what a line costs besides parsing it.)
+    """
+    reader = stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(stream, CHUNK_BYTES)  # type: ignore[type-var]
+    return iter(functools.partial(reader.readline, limit + 1), b"")
