@@ -540,8 +540,9 @@ class Aggregator:
         summary.loads += 1
         cache = get("cache")
         counted = summary.cache
-        if cache in counted:  # a str: only labels are keys
-            counted[cache] += 1  # type: ignore[index]
+        seen = counted.get(cache)  # type: ignore[arg-type]
+        if seen is not None:  # a str: only labels are keys
+            counted[cache] = seen + 1  # type: ignore[index]
         else:
             _tally(counted, _label(cache))
         last = summary.last_seen
@@ -599,14 +600,23 @@ class Aggregator:
         changes.append(VersionChange(time, sha256, chars, size if type(size) is int else None, render_id))
 
     def _skipped(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
-        reason, detail = _label(event.get("reason")), _text(event.get("detail"))  # first: a bad line changes nothing
+        reason, detail = event.get("reason"), event.get("detail")  # first: a bad line changes nothing
+        if reason.__class__ is not str or len(reason) > MAX_LABEL_CHARS:
+            reason = _label(reason)
+        if detail.__class__ is not str or len(detail) > MAX_TEXT_CHARS:
+            detail = _text(detail)
         summary = self._source(event)
         if current is not None:
             current[_SKIPPED] += 1
         if summary is None:
             return
-        _tally(summary.skips, reason)
-        if not self._older(summary, time):
+        skips = summary.skips
+        if reason in skips:
+            skips[reason] += 1
+        else:
+            _tally(skips, reason)
+        last = summary.last_seen
+        if time is None or last is None or time >= last:  # not older (see _older)
             summary.prompt_chars = 0
             required = event.get("required")
             if type(required) is bool:
@@ -648,8 +658,8 @@ class Aggregator:
             current[_TRUNCATED] += 1
         if summary is not None:
             summary.truncations += 1
-            kept = event.get("chars_after")
-            if type(kept) is int and not self._older(summary, time):
+            kept, last = event.get("chars_after"), summary.last_seen
+            if kept.__class__ is int and (time is None or last is None or time >= last):  # not older
                 summary.prompt_chars = kept
 
     def _escaped(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
