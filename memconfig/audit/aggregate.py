@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import fnmatch
 import gc
+import itertools
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
@@ -175,7 +176,7 @@ _TRUNCATED, _ESCAPED, _CACHE_HITS = _at("truncated"), _at("escaped"), _at("cache
 _FAILURES, _EVENTS = _at("failures"), _at("events")
 _PROCESS = len(_FIELDS)
 del _at
-_TICK = (1 << 16) - 1  # feed's progress every 65,536 lines
+_BATCH = 1 << 16  # feed's progress every 65,536 lines
 
 
 def _summary(record: list[Any]) -> RenderSummary:
@@ -257,7 +258,6 @@ class Aggregator:
             self.inputs.append(summary)
         read = summary.lines
         finished = self._finished
-        ticks = _TICK
         counts = self.counts
         foreign, malformed = counts.foreign, counts.malformed
         handlers = self._handlers
@@ -272,66 +272,70 @@ class Aggregator:
         collecting = gc.isenabled()
         gc.disable()  # a million parsed dicts, none kept in a cycle: the collector would only walk the model, often
         try:
-            for number, line in enumerate(lines, 1):  # number is read after the loop
-                if tick is not None and not number & ticks:
+            while True:  # in batches: the progress is told between two, not checked at every line
+                first = number
+                for number, line in enumerate(itertools.islice(lines, _BATCH), number + 1):  # noqa: B007, B020
+                    if len(line) > limit and line[-1] != 10:  # limit + 1 bytes, no newline: a line too long begins
+                        malformed[kinds.TOO_LONG] += 1
+                        for rest in lines:  # its other pieces, not counted as lines, up to its end
+                            if rest[-1] == 10:
+                                break
+                        continue
+                    try:
+                        found = loads(line)
+                    except decode_error:
+                        if not line.strip():
+                            counts.blank += 1
+                            continue
+                        kind = kinds.classify_unparsed(line)
+                        if kind == kinds.FOREIGN_TEXT:
+                            foreign[kind] += 1
+                        else:
+                            malformed[kind] += 1
+                        continue
+                    try:  # one try for the usual case: an object with a known event and a render id
+                        handler = handlers.get(found["event"])
+                        render_id = found["render_id"]
+                    except (KeyError, TypeError):
+                        handler = None
+                    if handler is None:
+                        self._not_an_event(found)
+                        continue
+                    current = None
+                    try:  # whatever a line holds, it is this line's fault only: a bad field, and the next line
+                        time = found.get("timestamp")
+                        if time is not None and (  # times.is_canonical, inlined
+                            time.__class__ is not str
+                            or len(time) != 27
+                            or time[26] != "Z"
+                            or time[4] != "-"
+                            or time[10] != "T"
+                            or time[19] != "."
+                        ):
+                            time = canonical_time(time)
+                        if timed and time is not None and ((since and time < since) or (until and time > until)):
+                            counts.filtered += 1
+                            continue
+                        if render_id is not None:
+                            current = open_renders.get(render_id)
+                            if current is None:
+                                if render_id in finished:  # a render already read whole: this log, or a copy, again
+                                    counts.repeated += 1
+                                    continue
+                                current = begin(render_id, found, time)
+                            current[_EVENTS] += 1  # before the handler: prompt_built closes the render
+                        elif time is not None:
+                            self._seen(time)
+                        handler(found, time, current)
+                    except Exception:  # (a hostile value's error, whichever: counted, never the log's end)
+                        malformed[kinds.BAD_FIELD] += 1
+                        if current is not None:
+                            current[_EVENTS] -= 1
+                if number - first < _BATCH:
+                    break
+                if tick is not None:
                     summary.lines = read + number
                     tick(summary)
-                if len(line) > limit and line[-1] != 10:  # limit + 1 bytes, no newline: a line too long begins
-                    malformed[kinds.TOO_LONG] += 1
-                    for rest in lines:  # its other pieces, not counted as lines, up to its end
-                        if rest[-1] == 10:
-                            break
-                    continue
-                try:
-                    found = loads(line)
-                except decode_error:
-                    if not line.strip():
-                        counts.blank += 1
-                        continue
-                    kind = kinds.classify_unparsed(line)
-                    if kind == kinds.FOREIGN_TEXT:
-                        foreign[kind] += 1
-                    else:
-                        malformed[kind] += 1
-                    continue
-                try:  # one try for the usual case: an object with a known event and a render id
-                    handler = handlers.get(found["event"])
-                    render_id = found["render_id"]
-                except (KeyError, TypeError):
-                    handler = None
-                if handler is None:
-                    self._not_an_event(found)
-                    continue
-                current = None
-                try:  # whatever a line holds, it is this line's fault only: a bad field, and the next line
-                    time = found.get("timestamp")
-                    if time is not None and (  # times.is_canonical, inlined
-                        time.__class__ is not str
-                        or len(time) != 27
-                        or time[26] != "Z"
-                        or time[4] != "-"
-                        or time[10] != "T"
-                        or time[19] != "."
-                    ):
-                        time = canonical_time(time)
-                    if timed and time is not None and ((since and time < since) or (until and time > until)):
-                        counts.filtered += 1
-                        continue
-                    if render_id is not None:
-                        current = open_renders.get(render_id)
-                        if current is None:
-                            if render_id in finished:  # a render already read whole: this log, or a copy, again
-                                counts.repeated += 1
-                                continue
-                            current = begin(render_id, found, time)
-                        current[_EVENTS] += 1  # before the handler: prompt_built closes the render
-                    elif time is not None:
-                        self._seen(time)
-                    handler(found, time, current)
-                except Exception:  # (a hostile value's error, whichever: counted, never the log's end)
-                    malformed[kinds.BAD_FIELD] += 1
-                    if current is not None:
-                        current[_EVENTS] -= 1
         finally:
             if collecting:
                 gc.enable()
@@ -457,7 +461,8 @@ class Aggregator:
         time: str | None,
     ) -> None:
         """The source's new status, in its summary and in its process's state (kept as is when unchanged)."""
-        if not self._older(summary, time):
+        last = summary.last_seen
+        if time is None or last is None or time >= last:  # not older than its latest event (see _older)
             if summary.last_status != status or summary.last_reason != reason:
                 before = self._before_load.pop(summary.source, None)
                 render_id = current[_ID] if current is not None else None
@@ -543,8 +548,9 @@ class Aggregator:
         summary.loads += 1
         cache = get("cache")
         counted = summary.cache
-        if cache in counted:  # a str: only labels are keys
-            counted[cache] += 1  # type: ignore[index]
+        seen = counted.get(cache)  # type: ignore[arg-type]
+        if seen is not None:  # a str: only labels are keys
+            counted[cache] = seen + 1  # type: ignore[index]
         else:
             _tally(counted, _label(cache))
         last = summary.last_seen
@@ -602,14 +608,23 @@ class Aggregator:
         changes.append(VersionChange(time, sha256, chars, size if type(size) is int else None, render_id))
 
     def _skipped(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
-        reason, detail = _label(event.get("reason")), _text(event.get("detail"))  # first: a bad line changes nothing
+        reason, detail = event.get("reason"), event.get("detail")  # first: a bad line changes nothing
+        if reason.__class__ is not str or len(reason) > MAX_LABEL_CHARS:
+            reason = _label(reason)
+        if detail.__class__ is not str or len(detail) > MAX_TEXT_CHARS:
+            detail = _text(detail)
         summary = self._source(event)
         if current is not None:
             current[_SKIPPED] += 1
         if summary is None:
             return
-        _tally(summary.skips, reason)
-        if not self._older(summary, time):
+        skips = summary.skips
+        if reason in skips:
+            skips[reason] += 1
+        else:
+            _tally(skips, reason)
+        last = summary.last_seen
+        if time is None or last is None or time >= last:  # not older (see _older)
             summary.prompt_chars = 0
             required = event.get("required")
             if type(required) is bool:
@@ -657,8 +672,8 @@ class Aggregator:
             current[_TRUNCATED] += 1
         if summary is not None:
             summary.truncations += 1
-            kept = event.get("chars_after")
-            if type(kept) is int and not self._older(summary, time):
+            kept, last = event.get("chars_after"), summary.last_seen
+            if kept.__class__ is int and (time is None or last is None or time >= last):  # not older
                 summary.prompt_chars = kept
 
     def _escaped(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:

@@ -381,53 +381,10 @@ class TokensConfig(_Model):
     """A local ``.tiktoken`` file with the encoding's ranks: nothing is ever downloaded."""
 
 
-class PresetConfig(_Model):
-    """A preset defined in the config's ``presets:`` section: a base preset with fields replaced."""
+class _LayoutFields(_Model):
+    """The fields of a :class:`~memconfig.format.presets.Preset` a config may replace (``None``: the base's)."""
 
-    extends: str = "plain"
     template: str | None = None
-    section: str | None = None
-    separator: str | None = None
-    empty: str | None = None
-    strip_html_comments: bool | None = None
-    strip_frontmatter: bool | None = None
-    escape: bool | None = None
-    trim: bool | None = None
-    strip_bom: bool | None = None
-
-    @field_validator("template")
-    @classmethod
-    def _valid_template(cls, value: str | None) -> str | None:
-        return _valid_template(value)
-
-    @field_validator("section")
-    @classmethod
-    def _valid_section(cls, value: str | None) -> str | None:
-        return _valid_section(value)
-
-
-def _valid_template(value: str | None) -> str | None:
-    if value is not None:
-        Template(value, {MEMORY_SLOT}, [MEMORY_SLOT])
-    return value
-
-
-def _valid_section(value: str | None) -> str | None:
-    if value is not None:
-        Template(value, SECTION_SLOTS)
-    return value
-
-
-#: The names of the presets the config being validated defines (see ``Config._defined_presets``).
-_DEFINED_PRESETS: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("presets", default=frozenset())
-
-
-class FormatterConfig(_Model):
-    """The memory block's layout: a preset, each field overridable."""
-
-    preset: str = "deepagents"
-    template: str | None = None
-    template_file: str | None = None
     section: str | None = None
     separator: str | None = None
     empty: str | None = None
@@ -438,6 +395,38 @@ class FormatterConfig(_Model):
     trim: bool | None = None
     """Right-strip each source's content (``None``: the layout's rule; ``codex`` keeps it verbatim)."""
     strip_bom: bool | None = None
+    """Remove a leading byte order mark (``None``: the layout's rule; ``codex`` keeps it)."""
+
+    @field_validator("template")
+    @classmethod
+    def _valid_template(cls, value: str | None) -> str | None:
+        if value is not None:
+            Template(value, {MEMORY_SLOT}, [MEMORY_SLOT])
+        return value
+
+    @field_validator("section")
+    @classmethod
+    def _valid_section(cls, value: str | None) -> str | None:
+        if value is not None:
+            Template(value, SECTION_SLOTS)
+        return value
+
+
+class PresetConfig(_LayoutFields):
+    """A preset defined in the config's ``presets:`` section: a base preset with fields replaced."""
+
+    extends: str = "plain"
+
+
+#: The names of the presets the config being validated defines (see ``Config._defined_presets``).
+_DEFINED_PRESETS: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("presets", default=frozenset())
+
+
+class FormatterConfig(_LayoutFields):
+    """The memory block's layout: a preset, each field overridable."""
+
+    preset: str = "deepagents"
+    template_file: str | None = None
     budget: BudgetConfig | None = None
     tokens: TokensConfig = Field(default_factory=TokensConfig)
 
@@ -448,16 +437,6 @@ class FormatterConfig(_Model):
         if value not in PRESETS and value not in defined:
             raise ValueError(unknown_preset(value, defined))
         return value
-
-    @field_validator("template")
-    @classmethod
-    def _valid_template(cls, value: str | None) -> str | None:
-        return _valid_template(value)
-
-    @field_validator("section")
-    @classmethod
-    def _valid_section(cls, value: str | None) -> str | None:
-        return _valid_section(value)
 
     @model_validator(mode="after")
     def _one_template(self) -> FormatterConfig:
