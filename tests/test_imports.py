@@ -248,6 +248,30 @@ def test_an_escape_by_symlink_is_outside_root(tmp_path: Path, logs: list[dict[st
     assert f"resolves to {os.path.realpath(tmp_path / 'secret.md')}" in render.sources[-1].detail
 
 
+def test_a_discoverys_root_markers_are_the_import_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, logs: list[dict[str, Any]]
+) -> None:
+    """In a Mercurial project (``root_markers: [.hg]``), a discovered sub/CLAUDE.md imports ``@../AGENTS.md``.
+
+    The import root is the one the discovery found (the folder holding ``.hg``), not a ``.git`` looked for
+    anew; without the discovery's markers the file's own folder was the root and the import ``outside_root``.
+    """
+    (tmp_path / ".hg").mkdir()
+    (tmp_path / "AGENTS.md").write_text("shared")
+    (tmp_path / "sub").mkdir()
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.md"
+    (tmp_path / "sub" / "CLAUDE.md").write_text(f"sub\n@../AGENTS.md\n@{outside}")
+    outside.write_text("OUTSIDE")
+    monkeypatch.chdir(tmp_path / "sub")
+    discovery = {"discover": {"names": ["CLAUDE.md"], "root_markers": [".hg"], "pick": "all"}}
+
+    render = _pipeline(tmp_path, [discovery]).build()
+
+    assert render.text == f"sub\nshared\n@{outside}"
+    assert _skips(logs) == [(f"{tmp_path / 'sub' / 'CLAUDE.md'}::@{outside}", "outside_root", "warning")]
+    assert f"outside the project root {os.path.realpath(tmp_path)}" in render.sources[-1].detail
+
+
 def test_an_absolute_path_inside_the_project_is_imported(tmp_path: Path) -> None:
     """``@/abs/path`` within the project root is an import (Gemini refuses every absolute one)."""
     root = _repo(tmp_path, {"a.md": "A"})

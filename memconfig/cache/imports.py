@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import fsspec
 
+from ..expand.discover import project_root
 from ..expand.imports import MAX_IMPORTS, ImportRef, child_key, find_tokens, kind, shown_path
 from ..failures import SkipReason
 from ..stages import LoadRequest, LoadResult
@@ -28,9 +29,6 @@ if TYPE_CHECKING:
     from ..sources import Source
 
 __all__ = ["expand_imports", "without_orphans"]
-
-#: What marks a project root: imports must stay inside it (Gemini CLI's boundary marker).
-ROOT_MARKERS = (".git",)
 
 _LOCAL_FS = fsspec.filesystem("file")
 
@@ -148,7 +146,7 @@ def _imports_of(source: Source, text: str, left: int) -> tuple[list[Source | Loa
         assert path is not None
         real = os.path.realpath(path)
         chain = (real,) if ref is None else ref.chain
-        root = _project_root(os.path.dirname(real)) if ref is None else ref.root
+        root = _root_of(os.path.dirname(real), settings.root_markers) if ref is None else ref.root
         folder = os.path.dirname(path)
     depth = 0 if ref is None else ref.depth
     made: list[Source | LoadResult] = []
@@ -231,21 +229,11 @@ def _skipped(source: Source, reason: SkipReason, detail: str) -> LoadResult:
     return LoadResult(source, "skipped", reason=reason, detail=detail, fingerprint=fingerprint)
 
 
-def _home() -> str:
-    return os.path.realpath(os.path.expanduser("~"))
-
-
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def _project_root(folder: str) -> str:
-    """The nearest folder from *folder* up holding a root marker (``.git``, a folder or a file), else *folder*."""
-    current = folder
-    while True:
-        if any(os.path.lexists(os.path.join(current, marker)) for marker in ROOT_MARKERS):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return folder
-        current = parent
+def _root_of(folder: str, markers: tuple[str, ...]) -> str:
+    """The project root imports from a file in *folder* stay in: the nearest ancestor holding one of *markers*
+    (the source's, a discovery's ``root_markers``: Gemini CLI's boundary marker is ``.git``), else *folder*."""
+    return project_root(folder, markers) or folder

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from ..sources import Source
 
 __all__ = [
+    "ROOT_MARKERS",
     "DiscoverExpander",
     "DiscoverSpec",
     "Walk",
@@ -57,6 +58,9 @@ _SKIPPED_BELOW = frozenset({".git"})  # never searched by the downward scan
 _GIT_TIMEOUT = 10.0
 _MAGIC = frozenset("*?[{")
 _PATTERN_FLAGS = 0  # set on first use: wcmatch is imported only by a discovery with patterns
+
+#: What makes a folder a project root when nothing says otherwise: discoveries, imports and rules alike.
+ROOT_MARKERS: tuple[str, ...] = (".git",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +85,7 @@ class DiscoverSpec:
     patterns: tuple[str, ...] = ()
     pick: str = "first"
     start: str | None = None
-    root_markers: tuple[str, ...] = (".git",)
+    root_markers: tuple[str, ...] = ROOT_MARKERS
     skip_blank: bool = True
     max_dirs: int | None = None
     respect_gitignore: bool = True
@@ -107,7 +111,7 @@ class Walk:
     files: tuple[tuple[str, str], ...]
 
 
-def project_root(start: str, markers: tuple[str, ...]) -> str | None:
+def project_root(start: str, markers: tuple[str, ...] = ROOT_MARKERS) -> str | None:
     """The nearest of *start* and its ancestors that holds one of *markers* (any kind of entry), or ``None``."""
     if not markers:
         return None

@@ -42,6 +42,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
+from .discover import ROOT_MARKERS
+
 if TYPE_CHECKING:
     from ..config import Config
 
@@ -82,15 +84,19 @@ class ImportSettings:
         markers: ``comments`` wraps what is inlined in Gemini CLI's begin/end
             comments and leaves a comment where an import failed; ``none`` inlines bare.
         allow_home: ``@~/…`` imports from the home folder (which is then allowed too).
+        root_markers: what makes a folder the project root imports stay in: a discovery's
+            ``root_markers`` for the files it finds (a Mercurial project's ``.hg``), else ``.git``.
     """
 
     max_depth: int = 5
     markers: Markers = "none"
     allow_home: bool = False
+    root_markers: tuple[str, ...] = ROOT_MARKERS
 
     @property
     def token(self) -> str:
-        return f"imports(max_depth={self.max_depth},markers={self.markers},allow_home={self.allow_home})"
+        roots = "" if self.root_markers == ROOT_MARKERS else f",root_markers={','.join(self.root_markers)}"
+        return f"imports(max_depth={self.max_depth},markers={self.markers},allow_home={self.allow_home}{roots})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -371,7 +377,10 @@ def _shown(path: str) -> str:
 
 
 def settings_for(config: Config) -> list[ImportSettings | None]:
-    """Each configured source's import settings (``None``: off): its own ``imports`` over the config's, by field."""
+    """Each configured source's import settings (``None``: off): its own ``imports`` over the config's, by field.
+
+    A discovery's files find their project root by the discovery's ``root_markers``, as its walk did.
+    """
     top = config.imports
     chosen: list[ImportSettings | None] = []
     for item in config.sources:
@@ -385,5 +394,6 @@ def settings_for(config: Config) -> list[ImportSettings | None]:
         if merged is None or not merged.enabled:
             chosen.append(None)
         else:
-            chosen.append(ImportSettings(merged.max_depth, merged.markers, merged.allow_home))
+            roots = ROOT_MARKERS if item.discover is None else tuple(item.discover.root_markers)
+            chosen.append(ImportSettings(merged.max_depth, merged.markers, merged.allow_home, roots))
     return chosen

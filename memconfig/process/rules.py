@@ -75,7 +75,6 @@ PathsInPlay = tuple[str, ...]
 
 _PARSED = 4096  # rule versions kept parsed: a rules folder's worth many times over, bounded under churn
 _SHOWN = 3  # patterns quoted in a skip's detail
-_ROOT_MARKERS = (".git",)  # what makes a folder the project root of a rule file not found by a discovery
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,10 +326,10 @@ class ApplyRules:
             url = unquote(urlsplit(url).path)
         if "://" in url or not os.path.isabs(url):
             return None  # a remote rule file has no project on this disk
-        from ..expand.discover import project_root
+        from ..expand.discover import ROOT_MARKERS, project_root
 
         key = section.parent if section.parent in self.markers else section.source
-        return project_root(os.path.dirname(os.path.normpath(url)), self.markers.get(key, _ROOT_MARKERS))
+        return project_root(os.path.dirname(os.path.normpath(url)), self.markers.get(key, ROOT_MARKERS))
 
     def _relative(self, paths: PathsInPlay, root: PurePosixPath | None = None) -> list[str]:
         """Each path in play relative to *root* (the processor's); those outside it are left out (no relative
