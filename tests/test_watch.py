@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -14,10 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage
+from langgraph.checkpoint.memory import InMemorySaver
 from structlog.testing import capture_logs
 
 from memconfig import Pipeline
 from memconfig.cache.watcher import RECENT, Watching
+from memconfig.integrations.langchain import MemconfigMiddleware
+from tests.test_langchain import RecordingModel
 
 HANG = 20.0  # seconds: only a hang takes this long; nothing below asserts a duration
 ROOT = Path(__file__).resolve().parent.parent
@@ -252,19 +258,95 @@ def test_a_watcher_that_cannot_start_falls_back_to_revalidate(tree: Path) -> Non
     assert "edited at once" in pipeline.build().text  # no watcher: the next render stats it
 
 
-def test_an_unknown_state_is_checked_whole(tree: Path, fs_calls: Callable[[], Any]) -> None:
-    """A state the watcher has not seen checked (another thread's) is revalidated once, then is quiet too."""
+def _revalidated(pipeline: Pipeline, state: dict[str, Any]) -> int:
+    """How many sources a render of *state* checked on disk (prompt_built's ``revalidated``)."""
+    with capture_logs() as logs:
+        pipeline.build(state)
+    [built] = [e for e in logs if e["event"] == "prompt_built"]
+    return int(built["revalidated"])
+
+
+def test_a_state_copied_between_renders_as_a_checkpointer_does_stays_quiet(
+    tree: Path, fs_calls: Callable[[], Any]
+) -> None:
+    """The state through json between renders (a new object each time, equal): nothing revalidated, no fs call."""
     pipeline = _pipeline(tree, _sources())
     _armed(pipeline)
-    other: dict[str, Any] = {}
-    pipeline.build(other)
-    copy = json.loads(json.dumps(other))  # as a checkpointer gives it back: equal, not the same object
+    state: dict[str, Any] = {}
+    pipeline.build(state)
+    counts = []
+    for _ in range(5):
+        state = json.loads(json.dumps(state))
+        counts.append(_revalidated(pipeline, state))
+    assert counts == [0] * 5
+    state = json.loads(json.dumps(state))
     with fs_calls() as calls:
-        pipeline.build(copy)
+        assert "file 49" in pipeline.build(state).text
+    assert calls == []
+    seen = _watching(pipeline).changes
+    (tree / "f7.md").write_text("file 7, edited\n", encoding="utf-8")  # a copy still sees a change
+    _changed(pipeline, seen)
+    assert "file 7, edited" in pipeline.build(json.loads(json.dumps(state))).text
+
+
+def test_twenty_states_used_in_turn_are_all_quiet(tree: Path) -> None:
+    """An agent's twenty threads, each its own state, rendered in turn: no unchanged render revalidates."""
+    pipeline = _pipeline(tree, _sources())
+    _armed(pipeline)
+    states: list[dict[str, Any]] = [{} for _ in range(20)]
+    for state in states:
+        pipeline.build(state)
+    assert [_revalidated(pipeline, state) for _ in range(3) for state in states] == [0] * 60
+
+
+def test_an_unknown_state_is_checked_whole(tree: Path, fs_calls: Callable[[], Any]) -> None:
+    """A state holding what no state checked here held (made elsewhere, before an edit) is revalidated once."""
+    other: dict[str, Any] = {}
+    _pipeline(tree, _sources(), policy="revalidate").build(other)  # another process's state, same config
+    (tree / "f0.md").write_text("file 0, edited\n", encoding="utf-8")
+    pipeline = _pipeline(tree, _sources())
+    _armed(pipeline)
+    restored = json.loads(json.dumps(other))
+    with fs_calls() as calls:
+        assert "file 0, edited" in pipeline.build(restored).text
     assert calls.count("os.stat") >= 50
     with fs_calls() as calls:
-        pipeline.build(copy)
+        pipeline.build(restored)
     assert calls == []
+
+
+def test_a_langchain_agent_with_a_checkpointer_revalidates_nothing_on_unchanged_turns(tmp_path: Path) -> None:
+    """MemconfigMiddleware in a real create_agent with InMemorySaver: the thread's state comes back a copy each
+    turn; under watch an unchanged turn checks no source, and an edit is in the next turn."""
+    for i in range(20):
+        (tmp_path / f"s{i}.md").write_text(f"source {i}\n", encoding="utf-8")
+    config = {
+        "version": 1,
+        "base_dir": str(tmp_path),
+        "sources": [f"s{i}.md" for i in range(20)],
+        "cache": {"policy": "watch"},
+        "appender": {"format": "langchain"},
+    }
+    middleware = MemconfigMiddleware.from_config(config)
+    model = RecordingModel(messages=(AIMessage("ok") for _ in itertools.count()))
+    agent = create_agent(
+        model=model, tools=[], system_prompt="You help.", middleware=[middleware], checkpointer=InMemorySaver()
+    )
+    thread = {"configurable": {"thread_id": "one"}}
+    agent.invoke({"messages": [("user", "hi")]}, thread)
+    watching = middleware.pipeline.cache.watching  # type: ignore[attr-defined]
+    _eventually(lambda: watching.armed, "the watcher armed")
+    agent.invoke({"messages": [("user", "hi")]}, thread)
+    with capture_logs() as logs:
+        for _ in range(4):
+            agent.invoke({"messages": [("user", "again")]}, thread)
+    assert [e["revalidated"] for e in logs if e["event"] == "prompt_built"] == [0] * 4
+    before = watching.changes
+    (tmp_path / "s3.md").write_text("source 3, edited\n", encoding="utf-8")
+    _eventually(lambda: watching.changes > before, "the change reported")
+    agent.invoke({"messages": [("user", "again")]}, thread)
+    sent = str(model.system().content)
+    assert "source 3, edited" in sent and "source 19" in sent
 
 
 # -- render -o FILE --watch --------------------------------------------------------------------------

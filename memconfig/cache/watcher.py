@@ -46,7 +46,8 @@ __all__ = ["RECENT", "Spot", "Watching"]
 #: Seconds a source reported changed is still checked with a ``stat`` on every render.
 RECENT = 1.0
 _HISTORY = 1024  # change batches remembered; a state checked before the oldest one is revalidated whole
-_MEMO = 8  # states (metas) remembered as checked at a change number
+_DIGESTS = 4096  # what states hold (their digests) remembered as checked at a change number
+_MEMO = 16  # meta objects whose always-checked sources (stale ones) are remembered
 _DEBOUNCE_MS, _STEP_MS = 200, 20  # watchfiles: a burst grouped for at most 200 ms, yielded 20 ms after it ends
 _ARM_MS = 250  # watchfiles' timeout: its first (empty) yield tells the watcher is armed
 _ALL = "\x00all"  # a batch that marks every source changed (a watcher armed: what happened before is unknown)
@@ -94,7 +95,10 @@ class Watching:
         self._seq = 0  # change batches so far
         self._log: list[frozenset[str]] = []  # the latest batches: _log[i] is batch _seq - len(_log) + 1 + i
         self._recent: dict[str, float] = {}  # source: monotonic time until which it is checked anyway
-        self._checked: OrderedDict[int, tuple[Meta, int, frozenset[str]]] = OrderedDict()
+        # By digest, not by object: states holding the same entries (a checkpointer's copy of a thread, another
+        # thread that read the same files) share one answer, so a restored state is as quiet as a live one.
+        self._checked: OrderedDict[str, int] = OrderedDict()
+        self._stale: OrderedDict[int, tuple[Meta, frozenset[str]]] = OrderedDict()
         weakref.finalize(self, _stop_all, self._threads)
 
     def __repr__(self) -> str:
@@ -121,20 +125,19 @@ class Watching:
     def due(self, meta: Meta) -> tuple[list[str] | None, int]:
         """The declared sources to check for a state holding *meta*, and the change number it is checked at.
 
-        ``None``: every source (the watcher is not armed, has failed, or this state is not known to it).
-        Makes no file-system call.
+        ``None``: every source (the watcher is not armed, has failed, or no state holding what this one
+        holds — the same digest — was checked since the oldest change remembered). Makes no file-system call.
         """
         with self._lock:
             self._report()
             seq = self._seq
-            held = self._checked.get(id(meta))
-            if not self.armed or held is None or held[0] is not meta:
+            since = self._checked.get(meta["digest"])
+            if not self.armed or since is None:
                 return None, seq
-            since = held[1]
             first = seq - len(self._log)  # the batch number before the oldest one kept
             if since < first:
                 return None, seq
-            due: set[str] = set(held[2])
+            due: set[str] = self._unwatched | self._stale_of(meta)
             for batch in self._log[since - first :]:
                 if _ALL in batch:
                     return None, seq
@@ -152,19 +155,37 @@ class Watching:
             return sorted((key for key in due if key in order), key=order.__getitem__), seq
 
     def checked(self, meta: Meta, seq: int) -> None:
-        """A state holding *meta* was checked against every change up to number *seq*."""
-        # Revalidated on every render too: sources that cannot be watched, and ones whose last refresh failed.
-        anyway = set(self._unwatched)
-        anyway.update(e["lineage"][0] if e["lineage"] else e["source"] for e in meta["entries"] if e["stale"])
-        anyway.update(k for k, x in meta["expansions"].items() if x["stale"])
+        """A state holding *meta* was checked against every change up to number *seq*.
+
+        What holds for it holds for every state with the same digest: the same
+        files, read at the same versions, checked up to *seq*.
+        """
+        key = meta["digest"]
         with self._lock:
-            held = self._checked.get(id(meta))
-            if held is not None and held[0] is meta and held[1] >= seq:
-                return
-            self._checked[id(meta)] = (meta, seq, frozenset(anyway))
-            self._checked.move_to_end(id(meta))
-            while len(self._checked) > _MEMO:
+            if self._checked.get(key, -1) < seq:
+                self._checked[key] = seq
+            self._checked.move_to_end(key)
+            while len(self._checked) > _DIGESTS:
                 self._checked.popitem(last=False)
+            self._stale_of(meta)
+
+    def _stale_of(self, meta: Meta) -> frozenset[str]:
+        """The declared sources of *meta* whose last refresh failed: revalidated on every render (under the lock).
+
+        Remembered per meta object (a live state's meta is the same object
+        render after render); a copy costs one pass over its entries.
+        """
+        held = self._stale.get(id(meta))
+        if held is not None and held[0] is meta:
+            self._stale.move_to_end(id(meta))
+            return held[1]
+        stale = {e["lineage"][0] if e["lineage"] else e["source"] for e in meta["entries"] if e["stale"]}
+        stale.update(k for k, x in meta["expansions"].items() if x["stale"])
+        found = frozenset(stale)
+        self._stale[id(meta)] = (meta, found)
+        while len(self._stale) > _MEMO:
+            self._stale.popitem(last=False)
+        return found
 
     def wait(self, seen: int, timeout: float | None) -> int:
         """Block until a change batch after number *seen* is reported (or *timeout* seconds pass); the number now."""
