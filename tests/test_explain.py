@@ -140,6 +140,7 @@ def test_each_value_names_the_layer_that_set_it(
         "line": 3,
         "column": 5,
         "variable": None,
+        "preset": None,
     }
     assert value(report, "loader.retries")["where"] == f"{config}:5:12"
     assert value(report, "cache.policy")["where"] == f"{config}:7:17"
@@ -151,6 +152,44 @@ def test_each_value_names_the_layer_that_set_it(
         1 << 20,
         "default",
     )
+
+
+def test_what_a_tools_preset_fills_in_is_the_presets_layer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Under ``preset: codex``, the values its defaults bring are ``preset codex``, not ``default``; the rest as before.
+
+    What the config sets itself (``loader.max_bytes`` here) is the file's, and a field the preset leaves alone
+    (``formatter.budget.max_chars``, ``loader.encoding``) is the default.
+    """
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "AGENTS.md").write_text("agents")
+    config = write(tmp_path, "version: 1\nformatter: {preset: codex}\nloader: {max_bytes: 5000}\n")
+    monkeypatch.chdir(tmp_path)
+
+    report = run_json(config, capsys)
+    assert main(["explain", "-c", str(config)]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line.startswith("  ")}
+
+    assert value(report, "loader.on_decode_error")["layer"] == {
+        "kind": "preset",
+        "file": None,
+        "line": None,
+        "column": None,
+        "variable": None,
+        "preset": "codex",
+    }
+    for path, shown in [
+        ("loader.on_decode_error", '"replace"'),
+        ("formatter.budget.max_bytes", "32768"),
+        ("sources[0].discover.names", '["AGENTS.override.md", "AGENTS.md"]'),
+    ]:
+        assert value(report, path)["where"] == "preset codex"
+        assert lines[path].split()[-2:] == ["preset", "codex"] and shown in lines[path]
+    assert value(report, "loader.max_bytes")["where"] == f"{config}:3:21"
+    assert value(report, "formatter.budget.max_chars")["where"] == "default"
+    assert value(report, "loader.encoding")["where"] == "default"
+    assert lines["loader.encoding"].endswith("default")
 
 
 def test_a_config_on_standard_input_is_the_stdin_layer(tmp_path: Path) -> None:
@@ -174,6 +213,7 @@ def test_a_config_on_standard_input_is_the_stdin_layer(tmp_path: Path) -> None:
         "line": 3,
         "column": 11,
         "variable": None,
+        "preset": None,
     }
     assert by_key(report)["a.md"]["summary"] == "would be read (5 bytes)"
 

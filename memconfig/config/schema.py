@@ -541,6 +541,7 @@ class Config(BaseSettings):
     _template_text: str | None = PrivateAttr(default=None)
     _credentials: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)
     _secrets: tuple[str, ...] = PrivateAttr(default=())
+    _preset_filled: tuple[str | None, frozenset[str]] = PrivateAttr(default=(None, frozenset()))
 
     @classmethod
     def settings_customise_sources(
@@ -635,6 +636,11 @@ class Config(BaseSettings):
         """What ``${VAR}`` references with secret-looking names put into this config: masked wherever shown."""
         return self._secrets
 
+    @property
+    def preset_filled(self) -> tuple[str | None, frozenset[str]]:
+        """The built-in preset whose defaults this config took, and the key paths of the values they filled in."""
+        return self._preset_filled
+
     def resolve_path(self, path: str) -> Path:
         """A local path from this config: ``~`` expanded, relative to :attr:`base_path`."""
         return resolve(self._base, path)
@@ -657,7 +663,8 @@ class Config(BaseSettings):
         problems: list[Problem] = []
         # The preset's defaults go under the config as it finally reads: after ``${VAR}`` expansion and
         # with the MEMCONFIG_* overrides laid over it, so that the preset chosen last brings its own.
-        expanded = with_preset_defaults(with_environment(cls, expand_tree(dict(data), "", problems)))
+        preset = with_preset_defaults(with_environment(cls, expand_tree(dict(data), "", problems)))
+        expanded = preset.data
         config: Config | None = None
         try:
             config = cls(**expanded)
@@ -683,6 +690,7 @@ class Config(BaseSettings):
         config._template_text = template_text
         config._credentials = credentials
         config._secrets = tuple(variable_secrets(data))
+        config._preset_filled = (preset.preset, preset.filled)
         for source in config.sources:
             source._secrets = config._secrets
         return config

@@ -23,6 +23,7 @@ __all__ = [
     "SECTION_SLOTS",
     "Preset",
     "PresetProblem",
+    "WithDefaults",
     "define_presets",
     "unknown_preset",
     "with_preset_defaults",
@@ -285,7 +286,23 @@ _ONE_OF: Mapping[tuple[str, ...], frozenset[str]] = MappingProxyType(
 )
 
 
-def with_preset_defaults(data: Mapping[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class WithDefaults:
+    """A config mapping with its preset's defaults under it, and which values they are (for ``explain``).
+
+    Attributes:
+        data: the mapping to validate.
+        preset: the built-in preset whose defaults were used (``None``: none).
+        filled: the key paths of the values those defaults put in (``loader.on_decode_error``,
+            ``sources[0].discover.names``), as :mod:`memconfig.config.layers` names values.
+    """
+
+    data: dict[str, Any]
+    preset: str | None = None
+    filled: frozenset[str] = frozenset()
+
+
+def with_preset_defaults(data: Mapping[str, Any]) -> WithDefaults:
     """*data* (a config mapping) with its preset's :data:`PRESET_DEFAULTS` under it: what *data* sets wins.
 
     The preset is the one ``formatter.preset`` names (default ``deepagents``), or the
@@ -303,26 +320,44 @@ def with_preset_defaults(data: Mapping[str, Any]) -> dict[str, Any]:
         name = spec.get("extends", "plain") if isinstance(spec, Mapping) else None
     defaults = PRESET_DEFAULTS.get(name) if isinstance(name, str) else None
     if defaults is None:
-        return dict(data)
-    return _merged(defaults, data, ())
+        return WithDefaults(dict(data))
+    filled: set[str] = set()
+    return WithDefaults(_merged(defaults, data, (), filled), name, frozenset(filled))
 
 
-def _merged(defaults: Mapping[str, Any], given: Mapping[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+def _merged(
+    defaults: Mapping[str, Any], given: Mapping[str, Any], path: tuple[str, ...], filled: set[str]
+) -> dict[str, Any]:
     group = _ONE_OF.get(path, frozenset())
     out: dict[str, Any] = {}
     for key, value in defaults.items():
         if key in given or (key in group and group & given.keys()):
             continue
-        out[key] = _plain(value)
+        out[key] = _filled(value, ".".join((*path, key)), filled)
     for key, value in given.items():
         default = defaults.get(key)
         if isinstance(value, Mapping) and isinstance(default, Mapping):
-            out[key] = _merged(default, value, (*path, key))
+            out[key] = _merged(default, value, (*path, key), filled)
         elif value is None and isinstance(default, Mapping):  # a section left empty in YAML
-            out[key] = _plain(default)
+            out[key] = _filled(default, ".".join((*path, key)), filled)
         else:
             out[key] = value
     return out
+
+
+def _filled(value: Any, where: str, filled: set[str]) -> Any:
+    """*value* as :func:`_plain` gives it, each of its values' key paths added to *filled*."""
+    plain = _plain(value)
+    stack = [(where, plain)]
+    while stack:
+        at, item = stack.pop()
+        if isinstance(item, dict) and item:
+            stack += [(f"{at}.{k}", v) for k, v in item.items()]
+        elif isinstance(item, list) and item and isinstance(item[0], dict):  # a list of sources: each by index
+            stack += [(f"{at}[{i}]", v) for i, v in enumerate(item)]
+        else:
+            filled.add(at)
+    return plain
 
 
 def _plain(value: Any) -> Any:
