@@ -228,15 +228,47 @@ def test_cursors_unquoted_globs_are_read_as_cursor_reads_them(project: Path) -> 
     assert read_rule(CURSOR_RULE).patterns == ("*.ts", "*.tsx")
 
 
+CURSOR_DESCRIBED = (
+    "---\ndescription: API handlers: validation and errors\nglobs: src/api/**/*.ts\nalwaysApply: false\n---\nAPI RULE"
+)
+"""Cursor's editor writes the description unquoted too: its colon makes the line not YAML."""
+
+
+def test_a_colon_in_cursors_unquoted_description_keeps_the_rule_conditional(project: Path) -> None:
+    """`description: API handlers: validation and errors` is one sentence: the rule applies only to src/api/ paths.
+
+    Read as YAML the block is invalid, which would apply the rule to every render; no ``frontmatter_invalid``.
+    """
+    _rule(project, "api.mdc", CURSOR_DESCRIBED)
+    pipeline = Pipeline.from_config(_config(project))
+
+    with capture_logs() as logs:
+        api = pipeline.build(paths=[project / "src" / "api" / "users.ts"])
+        readme = pipeline.build(paths=[project / "README.md"])
+        none = pipeline.build()
+
+    assert "[.cursor/rules/api.mdc] API RULE" in api.text
+    assert "API RULE" not in readme.text and "API RULE" not in none.text
+    assert [e for e in logs if e["event"] == "frontmatter_invalid"] == []
+    assert _skips(logs)[".cursor/rules/api.mdc"]["reason"] == "not_applicable"
+    rule = read_rule(CURSOR_DESCRIBED)
+    assert (rule.description, rule.patterns, rule.always) == (
+        "API handlers: validation and errors",
+        ("src/api/**/*.ts",),
+        False,
+    )
+
+
 @pytest.mark.parametrize(
     ("text", "line"),
     [
-        pytest.param("---\nglobs: *.ts\ndescription: a: b\n---\nBody.\n", 3, id="another-line-broken"),
-        pytest.param("---\ndescription: *anchor\nglobs: *.ts\n---\nBody.\n", 2, id="alias-elsewhere"),
+        pytest.param("---\nglobs: *.ts\nalwaysApply: a: b\n---\nBody.\n", 3, id="another-line-broken"),
+        pytest.param("---\ntitle: *anchor\nglobs: *.ts\n---\nBody.\n", 2, id="alias-elsewhere"),
+        pytest.param("---\ndescription: a: b\n  more: c\nglobs: *.ts\n---\nBody.\n", 3, id="description-goes-on"),
     ],
 )
 def test_frontmatter_broken_elsewhere_still_warns_with_its_line(project: Path, text: str, line: int) -> None:
-    """Raw globs fix only their own line: a block still not YAML is a warning naming file and line, rule applied."""
+    """Raw values fix only their own line: a block still not YAML is a warning naming file and line, rule applied."""
     _rule(project, "bad.mdc", text)
     with capture_logs() as logs:
         render = Pipeline.from_config(_config(project)).build(paths=[project / "README.md"])

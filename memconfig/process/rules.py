@@ -9,8 +9,8 @@ render --path``, the LangChain middleware's state key):
 1. ``alwaysApply: true``: it applies.
 2. ``globs`` (Cursor) or ``paths`` (Claude Code), a list or one string with
    comma-separated patterns (Cursor's unquoted ``globs: *.ts,*.tsx``, which is
-   not YAML, is read as Cursor reads it: the rest of the line; see
-   :func:`_read_block`): it applies when one of the paths in play matches
+   not YAML, is read as Cursor reads it: the rest of the line, and so is an
+   unquoted ``description:`` holding a colon; see :func:`_read_block`): it applies when one of the paths in play matches
    (``**``, ``{a,b}``, ``!`` to exclude; matched against each path relative to
    the rule file's project root, as Cursor and Claude Code match against the
    workspace: its nearest folder holding ``.git`` (a discovery's
@@ -180,20 +180,27 @@ def read_rule(text: str) -> Rule:
 #: ``globs: *.ts,*.tsx`` as Cursor's rule editor writes it: a top-level ``globs``/``paths`` line whose value is
 #: unquoted and not a YAML list or mapping (``*`` would start an alias, ``!`` a tag, ``%`` or ``@`` are reserved).
 _RAW_PATTERNS = re.compile(r"^(globs|paths):[ \t]+([^\s\"'\[{#].*?)[ \t]*$", re.MULTILINE)
+#: ``description: API handlers: validation and errors``, as the editor writes it too: a top-level unquoted
+#: description on one line (not a list, a mapping or a ``|``/``>`` block), whose ``: `` YAML takes for a key.
+_RAW_DESCRIPTION = re.compile(r"^(description):[ \t]+([^\s\"'\[{#|>].*?)[ \t]*$", re.MULTILINE)
 
 
 def _read_block(block: str) -> Any:
-    """The frontmatter *block* as YAML, each unquoted ``globs:``/``paths:`` value taken as its line's raw text.
+    """The frontmatter *block* as YAML, each unquoted ``globs:``/``paths:``/``description:`` value taken as its
+    line's raw text.
 
-    Cursor reads ``globs: *.ts,*.tsx`` as one comma-separated string; YAML does
-    not. Only when the block as written is not YAML, each such value is quoted
-    (its line kept) and the block read again by the same YAML reader: an error
-    then is of a line the pre-pass left alone, and names it.
+    Cursor reads ``globs: *.ts,*.tsx`` as one comma-separated string and
+    ``description: API handlers: validation`` as one sentence; YAML does not.
+    Only when the block as written is not YAML, each such value is quoted (its
+    line kept) and the block read again by the same YAML reader: an error then
+    is of a line the pre-pass left alone, and names it.
     """
     try:
         return safe_load(block)
     except yaml.YAMLError:
-        quoted = _RAW_PATTERNS.sub(lambda m: f"{m[1]}: {json.dumps(m[2], ensure_ascii=False)}", block)
+        quoted = block
+        for raw in (_RAW_PATTERNS, _RAW_DESCRIPTION):
+            quoted = raw.sub(lambda m: f"{m[1]}: {json.dumps(m[2], ensure_ascii=False)}", quoted)
         if quoted == block:
             raise
     return safe_load(quoted)
