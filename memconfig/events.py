@@ -43,6 +43,7 @@ __all__ = [
     "bytes_replaced",
     "candidate_passed",
     "folder_searched",
+    "output_failed",
     "output_file",
     "processor_note",
     "prompt_failed",
@@ -324,6 +325,13 @@ EVENTS: Mapping[str, EventSpec] = MappingProxyType(
                 "render -o found the output file already holding this content, and left it untouched",
             ),
             EventSpec(
+                "output_failed",
+                ("path", "format", "bytes", "sha256", "detail"),
+                "error",
+                "render -o could not write the output file (detail: why); the file is as it was. Without --watch "
+                "the run exits 74; under --watch the write is tried again until one passes",
+            ),
+            EventSpec(
                 "prompt_failed",
                 ("schema", "failures", "sources_loaded", "sources_skipped", "duration_ms"),
                 "error",
@@ -501,6 +509,16 @@ def output_file(written: bool, path: str, format: str, size: int, sha256: str, r
     try:
         fields = {"path": path, "format": format, "bytes": size, "sha256": sha256}
         _emit("info", "output_written" if written else "output_unchanged", fields)
+    finally:
+        _RENDER_ID.reset(token)
+
+
+def output_failed(path: str, format: str, size: int, sha256: str, detail: str, render_id: str) -> None:
+    """``render -o`` could not write *path* (*detail*: the reason); the file is as it was."""
+    token = _RENDER_ID.set(render_id)
+    try:
+        fields = {"path": path, "format": format, "bytes": size, "sha256": sha256, "detail": detail}
+        _emit("error", "output_failed", fields)
     finally:
         _RENDER_ID.reset(token)
 

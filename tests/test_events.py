@@ -213,6 +213,7 @@ def test_every_event_has_exactly_its_declared_fields(project: Path, web: WebServ
         Pipeline.from_config(watched).build({})  # unwatched (a remote source under watch)
         for written in (True, False):  # render -o FILE's (tests/test_output_file.py runs the command)
             events.output_file(written, "AGENTS.md", "text", 1, "0" * 64, "render-1")
+        events.output_failed("AGENTS.md", "text", 1, "0" * 64, "AGENTS.md: No space left on device", "render-1")
     assert {e["event"] for e in logs} == set(EVENTS)
     for event in logs:
         assert set(event) - BOOKKEEPING == set(EVENTS[event["event"]].fields), event["event"]

@@ -5,8 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import stat
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -145,7 +149,12 @@ def test_a_write_failure_exits_74_naming_the_file(project: Path, make: Callable[
     done = _render(project, "-o", name)
     assert done.returncode == 74
     assert done.stderr.strip() == f"memconfig: error: cannot write the output: {name}: {reason}"
-    assert "output_written" not in (project / "log.jsonl").read_text(encoding="utf-8")
+    logged = _events(project / "log.jsonl")
+    assert "output_written" not in {e["event"] for e in logged}
+    [failed] = [e for e in logged if e["event"] == "output_failed"]
+    assert (failed["path"], failed["detail"], failed["level"]) == (name, f"{name}: {reason}", "error")
+    [built] = [e for e in logged if e["event"] == "prompt_built"]
+    assert failed["render_id"] == built["render_id"]
 
 
 def test_an_output_that_is_a_source_is_refused(project: Path, write_config: WriteConfig) -> None:
@@ -237,3 +246,56 @@ def test_an_empty_output_name_or_a_folder_is_a_usage_error(project: Path) -> Non
     assert done.stderr.startswith("memconfig: error: -o out is a folder: "), done.stderr
     assert list((project / "out").iterdir()) == []
     assert not (project / "log.jsonl").exists() or "output_written" not in (project / "log.jsonl").read_text()
+
+
+# -- render -o FILE --watch: a failed write --------------------------------------------------------------------
+
+HANG = 20.0  # seconds: only a hang takes this long; nothing asserts a duration
+
+
+def _eventually(check: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + HANG
+    while not check():
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what}: not within {HANG} s")
+        time.sleep(0.05)
+
+
+def test_watch_outlives_a_failed_write_and_writes_the_file_once_it_can(project: Path) -> None:
+    """Under --watch, the output replaced by a folder: one error line naming the file and why, one output_failed,
+    the watch goes on; once the folder is gone the file gets the latest render (no edit needed); SIGINT exits 0."""
+    (project / "out").mkdir()
+    out = project / "out" / "OUT.md"
+    errors = project / "stderr.txt"
+    environ = {k: v for k, v in os.environ.items() if not k.upper().startswith("MEMCONFIG_")}
+    command = [sys.executable, "-m", "memconfig", "render", "-c", "memconfig.yaml", "-o", "out/OUT.md", "--watch"]
+    with errors.open("w", encoding="utf-8") as stderr:
+        process = subprocess.Popen(
+            [*command, "--log-file", "log.jsonl"], cwd=project, env=environ, stderr=stderr, text=True
+        )
+    try:
+        _eventually(lambda: out.exists() or process.poll() is not None, "the first write")
+        out.unlink()
+        out.mkdir()  # as if replaced by something else for a while
+        (project / "team.md").write_text("Use spaces.\n", encoding="utf-8")
+        message = "memconfig: error: cannot write the output: out/OUT.md: not a regular file"
+        _eventually(lambda: message in errors.read_text(encoding="utf-8"), "the failed write reported")
+        assert process.poll() is None
+        out.rmdir()
+        _eventually(lambda: out.is_file() and "Use spaces." in out.read_text(encoding="utf-8"), "the file written")
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=HANG) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=HANG)
+    lines = errors.read_text(encoding="utf-8").splitlines()
+    assert [line for line in lines if "cannot write" in line] == [
+        message + " (still watching: tried again every second)"
+    ]  # tried again, printed once
+    logged = _events(project / "log.jsonl")
+    [failed] = [e for e in logged if e["event"] == "output_failed"]
+    assert (failed["path"], failed["detail"]) == ("out/OUT.md", "out/OUT.md: not a regular file")
+    last = [e for e in logged if e["event"] == "output_written"][-1]
+    assert last["render_id"] == failed["render_id"]  # the render that failed to be written is the one written
+    assert "Traceback" not in errors.read_text(encoding="utf-8")

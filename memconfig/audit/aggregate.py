@@ -235,6 +235,7 @@ class Aggregator:
             "source_unwatched": self._outside_the_prompt,
             "output_written": self._outside_the_prompt,
             "output_unchanged": self._outside_the_prompt,
+            "output_failed": self._outside_the_prompt,
         }
         missing = set(EVENTS) - set(self._handlers)
         assert not missing, f"events the audit does not read: {missing}"

@@ -35,6 +35,7 @@ from ..exceptions import ConfigError, MemconfigError
 from ..pipeline import Pipeline
 from ..render import Render
 from ..sources.redact import mask
+from ..sources.urls import local_path
 from .logs import cli_logging
 from .output import write_output
 from .progress import load_progress
@@ -94,20 +95,19 @@ def run(config: Config, args: argparse.Namespace) -> int:
         pipeline = Pipeline.from_config(config)
         system = _read_system(args)
         printer = cast(_Printable, appender_for(name, config))
-        if args.watch:
-            return _keep_current(
-                pipeline,
-                lambda render: _write_file(args.output, _text(printer.output(system, render)), name, render),
-                args.paths,
-                config.cache.ttl,
-            )
+        output = None if args.output is None else _OutputFile(args.output, name, lambda r: printer.output(system, r))
+        if output is not None and args.watch:
+            return _keep_current(pipeline, output, args.paths, config.cache.ttl)
         with load_progress(args):  # a bar on the terminal, should the sources take a while
             render = pipeline.build(paths=args.paths)
-        text = _text(printer.output(system, render))
-        if args.output is None:
-            _write_all(text)
-        else:
-            _write_file(args.output, text, name, render)
+        if output is None:
+            _write_all(_text(printer.output(system, render)))
+            return 0
+        try:
+            output.write(render)
+        except OSError as exc:  # exit 74 (main), once it is logged
+            output.failed(render, exc)
+            raise
     return 0
 
 
@@ -115,11 +115,38 @@ def _text(out: str | Mapping[str, Any]) -> str:
     return out if isinstance(out, str) else json.dumps(out, ensure_ascii=False, indent=2) + "\n"
 
 
-def _write_file(path: str, text: str, name: str, render: Render) -> None:
-    _not_a_source(path, render)
-    data = text.encode("utf-8")
-    written = write_output(path, data)
-    events.output_file(written, path, name, len(data), hashlib.sha256(data).hexdigest(), render.render_id)
+class _OutputFile:
+    """``-o FILE``: a render's output written to FILE, and each write logged (written, unchanged, or failed)."""
+
+    def __init__(self, path: str, name: str, output: Callable[[Render], str | Mapping[str, Any]]) -> None:
+        self.path = path
+        self.name = name
+        self._output = output
+
+    def write(self, render: Render) -> None:
+        """Write *render*'s output to FILE (``output_written`` or ``output_unchanged``).
+
+        Raises:
+            OSError: FILE could not be written; it is as it was (log it with :meth:`failed`).
+        """
+        _not_a_source(self.path, render)
+        data = self._data(render)
+        written = write_output(self.path, data)
+        events.output_file(written, self.path, self.name, len(data), hashlib.sha256(data).hexdigest(), render.render_id)
+
+    def failed(self, render: Render, exc: OSError) -> None:
+        """``output_failed``: *render*'s output could not be written, for the reason *exc* gives."""
+        data = self._data(render)
+        digest = hashlib.sha256(data).hexdigest()
+        events.output_failed(self.path, self.name, len(data), digest, _reason(exc), render.render_id)
+
+    def _data(self, render: Render) -> bytes:
+        return _text(self._output(render)).encode("utf-8")
+
+
+def _reason(exc: OSError) -> str:
+    """What :func:`write_output`'s error says: the file and why (``out/AGENTS.md: No space left on device``)."""
+    return exc.strerror or str(exc)
 
 
 def _not_a_source(path: str, render: Render) -> None:
@@ -127,8 +154,8 @@ def _not_a_source(path: str, render: Render) -> None:
     put the prompt into the next one (under --watch, without end). A link or a hard link to one is caught too."""
     output = _File(path)
     for record in render.sources:
-        local = record.url.removeprefix("file://")  # a glob's or a discovery's matches are file:// URLs
-        if "://" not in local and output.is_(local):
+        local = local_path(record.url)  # a glob's or a discovery's matches are file:// URLs
+        if local is not None and output.is_(local):
             raise ConfigError(
                 f"-o {path} is a source of this config ({record.source}): writing it would put the prompt into "
                 "the next render; write the output elsewhere, or leave it out of the sources"
@@ -206,36 +233,45 @@ def _watched(config: Config, args: argparse.Namespace) -> Config:
     return config.model_copy(update={"cache": config.cache.model_copy(update={"policy": "watch"})})
 
 
-def _keep_current(
-    pipeline: Pipeline, write: Callable[[Render], None], paths: Sequence[str] | None, every: float
-) -> int:
-    """Render and *write* now and after every reported change, until SIGINT or SIGTERM (then 0).
+def _keep_current(pipeline: Pipeline, output: _OutputFile, paths: Sequence[str] | None, every: float) -> int:
+    """Render and write *output* now and after every reported change, until SIGINT or SIGTERM (then 0).
 
     Sources that cannot be watched (remote ones) are revalidated every *every* seconds (``cache.ttl``).
+    A write that fails (a full disk, the file replaced by a folder) is printed and logged, and tried again
+    every second (printed again only if the reason changes) until it passes or a change renders anew: a
+    long-running watch outlives a passing failure, as it outlives a failed render.
     A signal during a write takes effect once the write and its event are done: the file and the log agree.
     """
     stop = _Stop()
     previous = {number: signal.signal(number, stop) for number in (signal.SIGINT, signal.SIGTERM)}
     try:
         seen = 0
+        unwritten: Render | None = None  # the latest render, while its write fails
+        told: str | None = None  # that write's failure, as printed
         while True:
             watching = getattr(pipeline.cache, "watching", None)
-            if watching is not None:
-                seen = watching.changes  # taken before the render: a change during it renders again
-            try:
-                render = pipeline.build(paths=paths)
-            except MemconfigError as exc:  # a source failed, a budget is exceeded: the file keeps its last good content
-                print(f"memconfig: error: {exc.format_message()}", file=sys.stderr, flush=True)
-            else:
+            retry = unwritten is not None and watching is not None and watching.changes == seen
+            if not retry:
+                if watching is not None:
+                    seen = watching.changes  # taken before the render: a change during it renders again
+                told = None
+                try:
+                    unwritten = pipeline.build(paths=paths)
+                except MemconfigError as exc:  # a source failed, a budget is exceeded: the file keeps its content
+                    unwritten = None
+                    print(f"memconfig: error: {exc.format_message()}", file=sys.stderr, flush=True)
+            if unwritten is not None:
                 with stop.deferred():
-                    write(render)
+                    told = _try_write(output, unwritten, told)
+                if told is None:
+                    unwritten = None
             watching = getattr(pipeline.cache, "watching", None)
             if watching is None:
                 continue
             # Watched whole: wait for a report. Sources revalidated instead (remote ones, a watcher that
-            # failed or is starting): render again after a while too.
+            # failed or is starting): render again after a while too; a failed write: try it again soon.
             timeout = None if watching.complete else _POLL if not watching.armed else max(_POLL, every)
-            watching.wait(seen, timeout)
+            watching.wait(seen, _POLL if unwritten is not None else timeout)
     except KeyboardInterrupt:
         return 0
     finally:
@@ -243,7 +279,25 @@ def _keep_current(
             signal.signal(number, handler)
 
 
-_POLL = 1.0  # seconds between renders while the watcher is not reporting (starting, or failed)
+_POLL = 1.0  # seconds between renders while the watcher is not reporting (starting, or failed), and between writes
+
+
+def _try_write(output: _OutputFile, render: Render, told: str | None) -> str | None:
+    """Write *render* to *output*: ``None`` if it was written, else the failure, printed and logged unless it is
+    *told* (the same write failing the same way as last time)."""
+    try:
+        output.write(render)
+    except OSError as exc:
+        reason = _reason(exc)
+        if reason != told:
+            output.failed(render, exc)
+            print(
+                f"memconfig: error: cannot write the output: {reason} (still watching: tried again every second)",
+                file=sys.stderr,
+                flush=True,
+            )
+        return reason
+    return None
 
 
 class _Stop:
