@@ -440,6 +440,38 @@ def test_watch_needs_an_output_file(tmp_path: Path) -> None:
     assert "--watch keeps a file current: give it with -o FILE" in done.stderr
 
 
+def test_a_discovery_from_the_working_directory_follows_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fs_calls: Callable[[], Any]
+) -> None:
+    """A discovery without `from`, after os.chdir between renders (no file changed): the new folder's files, in
+    this state and in a copy checked before the move; with the cwd unchanged, no file-system call."""
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    for folder in ("a", "b"):
+        (root / folder).mkdir()
+        (root / folder / "AGENTS.md").write_text(f"in {folder}\n", encoding="utf-8")
+    (root / "AGENTS.md").write_text("root\n", encoding="utf-8")
+    monkeypatch.chdir(root / "a")
+    pipeline = _pipeline(root, [{"discover": {"names": ["AGENTS.md"]}}])
+    _armed(pipeline)
+    state: dict[str, Any] = {}
+    assert pipeline.build(state).text == "root\n\nin a"
+    before_move = json.loads(json.dumps(state))
+    with fs_calls() as calls:
+        assert pipeline.build(state).text == "root\n\nin a"
+    assert calls == []
+    monkeypatch.chdir(root / "b")
+    assert pipeline.build(state).text == "root\n\nin b"
+    _eventually(lambda: _watching(pipeline).armed, "the watcher armed on b/ too")
+    pipeline.build(state)  # the whole check once armed
+    with fs_calls() as calls:
+        assert pipeline.build(state).text == "root\n\nin b"
+    assert calls == []
+    assert pipeline.build(before_move).text == "root\n\nin b"  # checked in a: due too
+    monkeypatch.chdir(root)
+    assert pipeline.build(state).text == "root"
+
+
 def test_discovered_folders_and_imported_files_are_watched(tmp_path: Path, fs_calls: Callable[[], Any]) -> None:
     """A file imported by CLAUDE.md, and an AGENTS.override.md added in a folder a discovery walked, are seen."""
     root = tmp_path / "repo"

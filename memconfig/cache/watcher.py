@@ -54,7 +54,11 @@ _ALL = "\x00all"  # a batch that marks every source changed (a watcher armed: wh
 
 
 class Spot(NamedTuple):
-    """A place whose change makes a declared source due: a file, a folder's entries, or a whole tree.
+    """A place whose change makes a declared source due: a file, a folder's entries, a whole tree, or the cwd.
+
+    A ``"cwd"`` spot is not watched on disk: the source is due when
+    ``os.getcwd()`` is no longer *path* (a discovery from the working
+    directory), asked once per render.
 
     *accepts*, for a folder or a tree, tells which of the changed paths in it
     count (``None``: every one). Without it, anything written there — the
@@ -67,7 +71,7 @@ class Spot(NamedTuple):
     """
 
     path: str
-    kind: str  # "file", "folder" (its direct entries) or "tree" (everything below it)
+    kind: str  # "file", "folder" (its direct entries), "tree" (everything below it) or "cwd" (see above)
     accepts: Callable[[str], bool] | None = None
 
 
@@ -95,6 +99,7 @@ class Watching:
         self._seq = 0  # change batches so far
         self._log: list[frozenset[str]] = []  # the latest batches: _log[i] is batch _seq - len(_log) + 1 + i
         self._recent: dict[str, float] = {}  # source: monotonic time until which it is checked anyway
+        self._cwd: dict[str, str] = {}  # source: the working directory it was last expanded in ("cwd" spots)
         # By digest, not by object: states holding the same entries (a checkpointer's copy of a thread, another
         # thread that read the same files) share one answer, so a restored state is as quiet as a live one.
         self._checked: OrderedDict[str, int] = OrderedDict()
@@ -130,6 +135,8 @@ class Watching:
         """
         with self._lock:
             self._report()
+            if self._cwd:
+                self._follow_cwd()
             seq = self._seq
             since = self._checked.get(meta["digest"])
             if not self.armed or since is None:
@@ -153,6 +160,22 @@ class Watching:
                 return [], seq
             order = self._order  # in declared order, without walking every source (an unchanged turn's cost)
             return sorted((key for key in due if key in order), key=order.__getitem__), seq
+
+    def _follow_cwd(self) -> None:
+        """A working directory other than the one a source was expanded in is a change of it (under the lock).
+
+        A change batch, not a per-render check: every state checked before it
+        (a copy, another thread's) must look again too, as after an edit.
+        """
+        try:
+            cwd = os.getcwd()
+        except OSError:  # the folder was removed: the expansion says so
+            cwd = ""
+        moved = frozenset(key for key, was in self._cwd.items() if was != cwd)
+        if moved:
+            for key in moved:
+                self._cwd[key] = cwd
+            self._add(moved)
 
     def checked(self, meta: Meta, seq: int) -> None:
         """A state holding *meta* was checked against every change up to number *seq*.
@@ -212,6 +235,7 @@ class Watching:
             if spots != self._spots:
                 self._spots = spots
                 self._index = _Index(spots)
+                self._cwd = {key: s.path for key, found in spots.items() for s in found if s.kind == "cwd"}
             # Folders again even with the same spots: a folder that was missing may be there now, watched itself.
             folders = _folders(spots.values())
             if self._failed is None and folders != self._folders:
@@ -280,11 +304,15 @@ class Watching:
                 until = time.monotonic() + RECENT
                 for key in batch:
                     self._recent[key] = until
-            self._seq += 1
-            self._log.append(batch)
-            if len(self._log) > _HISTORY:
-                del self._log[: len(self._log) - _HISTORY]
-            self._lock.notify_all()
+            self._add(batch)
+
+    def _add(self, batch: frozenset[str]) -> None:
+        """One more change batch (called under the lock)."""
+        self._seq += 1
+        self._log.append(batch)
+        if len(self._log) > _HISTORY:
+            del self._log[: len(self._log) - _HISTORY]
+        self._lock.notify_all()
 
     def _broke(self, thread: _Thread, exc: BaseException) -> None:
         with self._lock:
@@ -299,9 +327,7 @@ class Watching:
         self._threads.clear()
         detail += "; revalidated on every render instead"
         self._unreported += [(self._sources[k], reason, detail) for k in self._spots if k in self._sources]
-        self._seq += 1
-        self._log.append(frozenset({_ALL}))
-        self._lock.notify_all()
+        self._add(frozenset({_ALL}))
 
     def _report(self) -> None:
         """Log the sources that became unwatched since the last render (in a render: its id on each)."""
@@ -358,6 +384,8 @@ class _Index:
         self.above: dict[str, set[str]] = {}  # a folder on the way to a spot (created, removed or renamed)
         for key, found in spots.items():
             for spot in found:
+                if spot.kind == "cwd":
+                    continue  # not on disk: asked of os.getcwd() by a render
                 self.exact.setdefault(spot.path, set()).add(key)
                 if spot.kind != "file":
                     where = self.trees if spot.kind == "tree" else self.entries
@@ -393,7 +421,12 @@ def _ancestors(path: str) -> Iterable[str]:
 
 def _folders(spots: Iterable[frozenset[Spot]]) -> dict[bool, frozenset[str]]:
     """The folders to hand the watchers, without and with recursion: each spot's nearest existing folder."""
-    wanted = {(os.path.dirname(s.path) if s.kind == "file" else s.path, s.kind == "tree") for f in spots for s in f}
+    wanted = {
+        (os.path.dirname(s.path) if s.kind == "file" else s.path, s.kind == "tree")
+        for f in spots
+        for s in f
+        if s.kind != "cwd"
+    }
     plain: set[str] = set()
     trees: set[str] = set()
     for folder, tree in wanted:  # one isdir per distinct folder, however many files are in it

@@ -103,12 +103,14 @@ class Walk:
         root: the project root found, or ``None``.
         folders: every folder looked at, root first (then those below *start*, breadth-first).
         files: the files taken, in prompt order, each with its folder.
+        cwd: the working directory it started from, as ``os.getcwd()`` gave it; ``None``: from a given folder.
     """
 
     start: str
     root: str | None
     folders: tuple[str, ...]
     files: tuple[tuple[str, str], ...]
+    cwd: str | None = None
 
 
 def project_root(start: str, markers: tuple[str, ...] = ROOT_MARKERS) -> str | None:
@@ -136,7 +138,8 @@ def walk(spec: DiscoverSpec, source: Source | None = None) -> Walk:
     and, for a downward search that respects ``.gitignore``, ``git check-ignore``.
     With *source*, each folder and each candidate passed over is logged for it.
     """
-    start = os.path.realpath(spec.start if spec.start is not None else os.getcwd())
+    cwd = os.getcwd() if spec.start is None else None
+    start = os.path.realpath(cwd if cwd is not None else spec.start or "")
     root = project_root(start, spec.root_markers)
     chain = [start]
     if root is not None:
@@ -159,7 +162,7 @@ def walk(spec: DiscoverSpec, source: Source | None = None) -> Walk:
         if source is not None:
             events.folder_searched(source, folder, root, taken)
         files += [(folder, path) for path in taken]
-    return Walk(start, root, tuple(folders), tuple(files))
+    return Walk(start, root, tuple(folders), tuple(files), cwd)
 
 
 def literal_folder(pattern: str) -> str:
@@ -227,7 +230,8 @@ class DiscoverExpander:
         below each folder, and, searching downward, a new folder below the start
         folder (and the ``.gitignore`` files that hide folders). Nothing else
         written in those folders counts: not the ``--log-file``, not the output
-        of ``render -o``. Walked now if it has not been yet.
+        of ``render -o``. A discovery from the working directory is due again
+        when that changes (a ``"cwd"`` spot). Walked now if it has not been yet.
         """
         from ..cache.watcher import Spot  # only a watcher asks, and it has imported it
 
@@ -236,7 +240,7 @@ class DiscoverExpander:
         found = self._walks.get((source.key, spec)) or walk(spec)
         below_start = found.start.rstrip(os.sep) + os.sep
         names = set(spec.names)
-        spots = []
+        spots = [] if found.cwd is None else [Spot(found.cwd, "cwd")]
         for folder in found.folders:
             up = not folder.startswith(below_start)  # the start folder or one of its ancestors
             wanted = names | set(spec.root_markers) if up else names
