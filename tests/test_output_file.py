@@ -299,3 +299,28 @@ def test_watch_outlives_a_failed_write_and_writes_the_file_once_it_can(project: 
     last = [e for e in logged if e["event"] == "output_written"][-1]
     assert last["render_id"] == failed["render_id"]  # the render that failed to be written is the one written
     assert "Traceback" not in errors.read_text(encoding="utf-8")
+
+
+# -- render -o -: standard output ------------------------------------------------------------------------------
+
+
+def test_output_dash_is_standard_output(project: Path) -> None:
+    """-o - prints what render prints (as -c - reads stdin): no file named '-', no output event; ./- is a file."""
+    printed = _render(project)
+    (project / "log.jsonl").unlink()
+    done = _render(project, "-o", "-")
+    assert (done.returncode, done.stdout) == (0, printed.stdout)
+    assert not (project / "-").exists()
+    assert not {"output_written", "output_unchanged"} & {e["event"] for e in _events(project / "log.jsonl")}
+    assert _render(project, "-o", "./-").returncode == 0
+    assert (project / "-").read_text(encoding="utf-8") == printed.stdout
+
+
+def test_output_dash_with_watch_is_a_usage_error(project: Path) -> None:
+    """--watch keeps a file current; with -o - there is none: exit 2 saying so, nothing written."""
+    done = _render(project, "-o", "-", "--watch")
+    assert done.returncode == 2
+    assert done.stderr == (
+        "memconfig: error: --watch keeps a file current, and -o - is standard output: give it with -o FILE\n"
+    )
+    assert not (project / "-").exists()

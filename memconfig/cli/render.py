@@ -43,6 +43,7 @@ __all__ = ["add_arguments", "run"]
 
 HELP = "print the system prompt with the memory block added"
 TEXT = "text"
+STDOUT = "-"  # -o -: print, as without -o (a file named '-' is -o ./-)
 
 
 class _Printable(Protocol):
@@ -74,7 +75,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "-o",
         "--output",
         metavar="FILE",
-        help="write to FILE (atomically; left untouched when its content would not change) instead of stdout",
+        help="write to FILE (atomically; left untouched when its content would not change) instead of stdout "
+        "('-': stdout; a file named '-' is ./-)",
     )
     parser.add_argument(
         "--watch",
@@ -86,15 +88,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(config: Config, args: argparse.Namespace) -> int:
     name = _format(config, args)
-    if args.output is not None:
-        _check_output(args.output, config, args)
+    path = _output_path(args)
+    if path is not None:
+        _check_output(path, config, args)
     if args.watch:
-        config = _watched(config, args)
+        config = _watched(config, path)
     with cli_logging(config, args):
         pipeline = Pipeline.from_config(config)
         system = _read_system(args)
         printer = cast(_Printable, appender_for(name, config))
-        output = None if args.output is None else _OutputFile(args.output, name, lambda r: printer.output(system, r))
+        output = None if path is None else _OutputFile(path, name, lambda r: printer.output(system, r))
         if output is not None and args.watch:
             return _keep_current(pipeline, output, args.paths, config.cache.ttl)
         with load_progress(args):  # a bar on the terminal, should the sources take a while
@@ -221,9 +224,18 @@ class _File:
         return (info.st_dev, info.st_ino) == self.id
 
 
-def _watched(config: Config, args: argparse.Namespace) -> Config:
+def _output_path(args: argparse.Namespace) -> str | None:
+    """The file ``-o`` names, or ``None`` for standard output (no ``-o``, or ``-o -`` as ``-c -`` reads stdin)."""
+    if args.output == STDOUT:
+        if args.watch:
+            raise ConfigError("--watch keeps a file current, and -o - is standard output: give it with -o FILE")
+        return None
+    return args.output  # type: ignore[no-any-return]
+
+
+def _watched(config: Config, path: str | None) -> Config:
     """*config* under the ``watch`` cache policy, whatever it says: ``--watch`` renders on the watcher's reports."""
-    if args.output is None:
+    if path is None:
         raise ConfigError("--watch keeps a file current: give it with -o FILE")
     try:
         import watchfiles  # noqa: F401
