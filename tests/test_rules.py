@@ -115,6 +115,32 @@ def test_patterns_are_relative_to_the_project_root_not_the_configs_folder(
     assert shown.stdout.strip() == "Use strict TypeScript."
 
 
+@pytest.mark.parametrize("name", ["r%20x", "r#x"])
+def test_a_project_folder_named_like_an_encoded_url_keeps_its_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """A repository in `r%20x/` (or `r#x/`): its rules are matched against it, the folder's name read as it is.
+
+    A glob's match is a ``file://`` URL that is not percent-encoded; decoding it looked for `.git` under `r x/`,
+    found none, and the rule silently never applied.
+    """
+    project = tmp_path / name
+    _rule(project, "ts.mdc", TS_RULE)
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / "configs").mkdir()
+    (project / "configs" / "c.yaml").write_text(
+        "version: 1\n"
+        "sources:\n  - {glob: ../.cursor/rules/*.mdc, rules: frontmatter}\n"
+        "formatter: {preset: plain, section: '{content}'}\n"
+    )
+    monkeypatch.chdir(project)
+
+    pipeline = Pipeline.from_config(load_config(project / "configs" / "c.yaml"))
+
+    assert pipeline.build(paths=["src/a.ts"]).text == "Use strict TypeScript."
+    assert pipeline.build(paths=["src/a.js"]).text == ""
+
+
 def test_a_rules_file_outside_any_project_is_matched_against_base_dir(project: Path) -> None:
     """No `.git` above the rules: patterns stay relative to the config's base_dir (here the project folder)."""
     pipeline = Pipeline.from_config(_config(project))

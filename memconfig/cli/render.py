@@ -35,6 +35,7 @@ from ..exceptions import ConfigError, MemconfigError
 from ..pipeline import Pipeline
 from ..render import Render
 from ..sources.redact import mask
+from ..sources.urls import local_path
 from .logs import cli_logging
 from .output import write_output
 from .progress import load_progress
@@ -156,8 +157,8 @@ def _not_a_source(path: str, render: Render) -> None:
     put the prompt into the next one (under --watch, without end). A link or a hard link to one is caught too."""
     output = _File(path)
     for record in render.sources:
-        local = record.url.removeprefix("file://")  # a glob's or a discovery's matches are file:// URLs
-        if "://" not in local and output.is_(local):
+        local = local_path(record.url)  # a glob's or a discovery's matches are file:// URLs
+        if local is not None and output.is_(local):
             raise ConfigError(
                 f"-o {path} is a source of this config ({record.source}): writing it would put the prompt into "
                 "the next render; write the output elsewhere, or leave it out of the sources"

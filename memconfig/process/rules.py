@@ -46,7 +46,6 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 import yaml
 
@@ -328,12 +327,12 @@ class ApplyRules:
 
     def _project_root(self, section: Section) -> str | None:
         """The project root of a local rule file: its nearest ancestor holding a marker (``.git``), or ``None``."""
-        url = section.url or ""
-        if url.startswith("file://"):
-            url = unquote(urlsplit(url).path)
-        if "://" in url or not os.path.isabs(url):
-            return None  # a remote rule file has no project on this disk
         from ..expand.discover import ROOT_MARKERS, project_root
+        from ..sources.urls import local_path
+
+        url = local_path(section.url or "")
+        if url is None or not os.path.isabs(url):
+            return None  # a remote rule file has no project on this disk
 
         key = section.parent if section.parent in self.markers else section.source
         return project_root(os.path.dirname(os.path.normpath(url)), self.markers.get(key, ROOT_MARKERS))

@@ -32,6 +32,7 @@ __all__ = [
     "Part",
     "absolute",
     "chain",
+    "local_path",
     "local_path_in",
     "match_key",
     "protocol_problem",
@@ -92,6 +93,19 @@ def chain(url: str) -> tuple[Part, ...]:
 def _single(url: str) -> tuple[Part, ...]:
     protocol, path = split_protocol(url)
     return (Part(protocol, path, url),)
+
+
+def local_path(url: str) -> str | None:
+    """The file on this machine a source's URL names (a plain path, a ``file://`` or ``local://`` URL), else ``None``.
+
+    Read as the loader forms them: a glob's match is ``file://`` and the path as it
+    is (fsspec's ``unstrip_protocol``), not percent-encoded, so ``r%20x/``, ``#`` and
+    ``?`` are the folder's and the file's own names, never decoded or cut.
+    """
+    parts = chain(url)
+    if len(parts) != 1 or not (parts[0].protocol is None or parts[0].protocol in LOCAL):
+        return None
+    return parts[0].path or None
 
 
 def local_path_in(part: Part) -> str | None:
