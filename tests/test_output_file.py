@@ -87,7 +87,7 @@ def test_a_new_file_gets_the_mode_open_would_give(tmp_path: Path) -> None:
     """A file that did not exist gets 0666 less the umask, as ``open(path, "w")`` gives (not mkstemp's 0600)."""
     umask = os.umask(0o027)
     try:
-        assert write_output(str(tmp_path / "new.md"), b"text\n")
+        assert write_output(str(tmp_path / "new.md"), b"text\n").written
     finally:
         os.umask(umask)
     assert stat.S_IMODE((tmp_path / "new.md").stat().st_mode) == 0o640
@@ -100,6 +100,41 @@ def test_format_json_goes_to_the_file(project: Path) -> None:
     assert "Use tabs." in written["text"]
     [event] = [e for e in _events(project / "log.jsonl") if e["event"] == "output_written"]
     assert event["format"] == "json"
+
+
+def test_format_json_unchanged_but_for_its_render_id_and_counts_is_left_untouched(project: Path) -> None:
+    """--format json -o twice: the second run's JSON differs only in render_id and the cache's counts, so the file
+    is not written (same inode and mtime) and output_unchanged gives the file's bytes; an edit rewrites it."""
+    assert _render(project, "--format", "json", "-o", "render.json").returncode == 0
+    target = project / "render.json"
+    os.utime(target, ns=(1_000_000_000, 1_000_000_000))
+    before, held = target.stat(), target.read_bytes()
+    (project / "log.jsonl").unlink()
+    assert _render(project, "--format", "json", "-o", "render.json").returncode == 0
+    after = target.stat()
+    assert (after.st_ino, after.st_mtime_ns, target.read_bytes()) == (before.st_ino, before.st_mtime_ns, held)
+    logged = _events(project / "log.jsonl")
+    [unchanged] = [e for e in logged if e["event"] == "output_unchanged"]
+    assert (unchanged["bytes"], unchanged["sha256"]) == (len(held), hashlib.sha256(held).hexdigest())
+    assert "output_written" not in {e["event"] for e in logged}
+    (project / "team.md").write_text("Use spaces.\n", encoding="utf-8")
+    assert _render(project, "--format", "json", "-o", "render.json").returncode == 0
+    assert "Use spaces." in json.loads(target.read_text(encoding="utf-8"))["text"]
+
+
+def test_per_run_keys_are_the_only_ones_left_out(tmp_path: Path) -> None:
+    """write_output's per_run: a JSON object differing only in those keys is kept; in any other key, or a file
+    that is not JSON, is replaced."""
+    target = tmp_path / "render.json"
+    target.write_bytes(b'{"text": "a", "render_id": "x-1", "counts": {"cache_hits": 0}}\n')
+    kept = write_output(
+        str(target), b'{"text": "a", "render_id": "x-22", "counts": {"cache_hits": 9}}\n', ["render_id", "counts"]
+    )
+    assert not kept.written and kept.held == target.read_bytes() and b"x-1" in kept.held
+    assert write_output(str(target), b'{"text": "b", "render_id": "x-3"}\n', ["render_id", "counts"]).written
+    target.write_bytes(b"not json\n")
+    assert write_output(str(target), b'{"text": "b"}\n', ["render_id"]).written
+    assert target.read_bytes() == b'{"text": "b"}\n'
 
 
 def test_a_link_is_followed_and_stays_a_link(project: Path) -> None:

@@ -45,6 +45,9 @@ __all__ = ["add_arguments", "run"]
 HELP = "print the system prompt with the memory block added"
 TEXT = "text"
 STDOUT = "-"  # -o -: print, as without -o (a file named '-' is -o ./-)
+PER_RUN: Mapping[str, tuple[str, ...]] = {"json": ("render_id", "counts")}
+"""A format's top-level keys that differ on every run (its id, what the cache did) with the same prompt and
+sources: ``-o`` leaves a file that differs from the new output only in them untouched."""
 
 
 class _Printable(Protocol):
@@ -76,7 +79,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "-o",
         "--output",
         metavar="FILE",
-        help="write to FILE (atomically; left untouched when its content would not change) instead of stdout "
+        help="write to FILE (atomically; left untouched when its content would not change, with --format json "
+        "but for render_id and counts) instead of stdout "
         "('-': stdout; a file named '-' is ./-)",
     )
     parser.add_argument(
@@ -133,9 +137,11 @@ class _OutputFile:
             OSError: FILE could not be written; it is as it was (log it with :meth:`failed`).
         """
         _not_a_source(self.path, render)
-        data = self._data(render)
-        written = write_output(self.path, data)
-        events.output_file(written, self.path, self.name, len(data), hashlib.sha256(data).hexdigest(), render.render_id)
+        done = write_output(self.path, self._data(render), PER_RUN.get(self.name, ()))
+        held = done.held  # the file's bytes: the new ones, or those it kept
+        events.output_file(
+            done.written, self.path, self.name, len(held), hashlib.sha256(held).hexdigest(), render.render_id
+        )
 
     def failed(self, render: Render, exc: OSError) -> None:
         """``output_failed``: *render*'s output could not be written, for the reason *exc* gives."""
