@@ -308,7 +308,10 @@ def with_preset_defaults(data: Mapping[str, Any]) -> WithDefaults:
     The preset is the one ``formatter.preset`` names (default ``deepagents``), or the
     built-in one a preset of the ``presets:`` section extends. Mappings merge key by key;
     any other value the config sets (a list of ``sources``, a number) replaces the
-    preset's. A name that resolves to no built-in preset brings nothing (the schema reports it).
+    preset's. A section or a list left empty (``sources:`` with every entry commented
+    out: YAML's null) is absent, as a config's sections are; a null number is a value
+    (``max_bytes: null``: no byte budget). A name that resolves to no built-in preset
+    brings nothing (the schema reports it).
     """
     formatter = data.get("formatter")
     name = formatter.get("preset", "deepagents") if isinstance(formatter, Mapping) else "deepagents"
@@ -338,7 +341,7 @@ def _merged(
         default = defaults.get(key)
         if isinstance(value, Mapping) and isinstance(default, Mapping):
             out[key] = _merged(default, value, (*path, key), filled)
-        elif value is None and isinstance(default, Mapping):  # a section left empty in YAML
+        elif value is None and isinstance(default, Mapping | tuple):  # a section or list left empty: absent
             out[key] = _filled(default, ".".join((*path, key)), filled)
         else:
             out[key] = value
