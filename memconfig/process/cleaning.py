@@ -100,8 +100,8 @@ class Cleaning:
             text.append(StripHTMLComments())
         self._text: tuple[TextStep, ...] = tuple(text)
         steps: list[Processor] = list(text)
-        if some:  # after the BOM, before comments: the block must be at the very start
-            steps.insert(1, StripFrontmatterOf(some))
+        if some:  # after the BOM (if stripped), before comments: the block must be at the very start
+            steps.insert(1 if strip_bom else 0, StripFrontmatterOf(some))
         self.steps: tuple[Processor, ...] = tuple(steps)
         self.token = "+".join(step.token for step in self.steps)
 
