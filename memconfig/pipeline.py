@@ -124,9 +124,13 @@ class Pipeline:
 
         Args:
             paths: the paths in play for ``rules: frontmatter`` sources (files
-                being worked on): relative ones against the working folder,
-                matched relative to the config's ``base_dir``. A change of paths
-                alone reads nothing: the block is decided again from the state.
+                being worked on): relative ones against the working folder, then
+                matched relative to each rule file's project root, as Cursor and
+                Claude Code match against the workspace (its nearest folder holding
+                ``.git``, or a discovery's ``root_markers``; the folder holding
+                ``.claude/rules`` for a file a discovery's ``patterns`` found; the
+                config's ``base_dir`` for a rule file in no project). A change of
+                paths alone reads nothing: the block is decided again from the state.
 
         Raises:
             SourceError: a required source is not available (or a decode error

@@ -240,7 +240,8 @@ class ApplyRules:
 
     Args:
         sources: the keys of the sources with ``rules: frontmatter``.
-        root: the folder paths in play are matched relative to (the config's ``base_dir``).
+        root: the folder paths in play are matched relative to for a rule file in no
+            project (the config's ``base_dir``).
         anchored: for a discovery among *sources*, by key, its ``patterns``: a rule file it
             found is matched relative to the folder the pattern matched it from (the folder
             holding ``.claude/rules``, as Claude Code does), not relative to *root*.
