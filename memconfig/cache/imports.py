@@ -204,19 +204,9 @@ def _imports_of(source: Source, text: str, left: int) -> tuple[list[Source | Loa
 def _child(
     source: Source, key: str, written: str, optional: bool, depth: int, chain: tuple[str, ...], root: str, url: str
 ) -> Source:
-    return replace(
-        source,
-        key=key,
-        name=written,
-        url=url,
-        required=False,
-        glob=False,
-        lineage=(*source.lineage, source.key),
-        via="import",
-        fs_path=(_LOCAL_FS, url) if os.path.isabs(url) else None,
-        title=None,
-        import_of=ImportRef(written, optional, depth, chain, root),
-    )
+    fs_path = (_LOCAL_FS, url) if os.path.isabs(url) else None
+    ref = ImportRef(written, optional, depth, chain, root)
+    return source.derived(key, written, url, "import", fs_path, required=False, import_of=ref)
 
 
 def _skipped(source: Source, reason: SkipReason, detail: str) -> LoadResult:

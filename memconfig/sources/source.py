@@ -141,35 +141,35 @@ class Source:
         self.fs_path = (fs, path)
         return fs, path
 
-    def child(self, fs: Any, path: str, via: str) -> Source:
-        """The source for *path* (on *fs*), found by expander *via* from this one."""
-        key, url = match_key(self.key, self.url, fs, path)
+    def derived(self, key: str, name: str, url: str, via: str, fs_path: tuple[Any, str] | None, **more: Any) -> Source:
+        """A source made from this one by expander *via*: its own key, name, URL and file, this one's settings.
+
+        The one place a child is made (a glob's match, a discovered file, an
+        import): it is no glob or discovery itself, has no title of its own, and
+        has this source on its lineage. *more* sets other fields (``required``, ``import_of``).
+        """
         return replace(
             self,
             key=key,
-            name=key,
+            name=name,
             url=url,
-            glob=False,
-            lineage=(*self.lineage, self.key),
-            via=via,
-            fs_path=(fs, path),
-            title=None,
-        )
-
-    def found(self, path: str, via: str) -> Source:
-        """The source for the local file *path*, found by expander *via* (a discovery) from this one."""
-        return replace(
-            self,
-            key=path,
-            name=path,
-            url=path,
             glob=False,
             discover=None,
             lineage=(*self.lineage, self.key),
             via=via,
-            fs_path=(_LOCAL_FS, path),
+            fs_path=fs_path,
             title=None,
+            **more,
         )
+
+    def child(self, fs: Any, path: str, via: str) -> Source:
+        """The source for *path* (on *fs*), found by expander *via* from this one."""
+        key, url = match_key(self.key, self.url, fs, path)
+        return self.derived(key, key, url, via, (fs, path))
+
+    def found(self, path: str, via: str) -> Source:
+        """The source for the local file *path*, found by expander *via* (a discovery) from this one."""
+        return self.derived(path, path, path, via, (_LOCAL_FS, path))
 
 
 def _expand_url(written: str) -> tuple[str, list[str]]:
