@@ -433,7 +433,16 @@ def _below(start: str, max_dirs: int, respect_gitignore: bool) -> tuple[list[str
 
 
 def _ignored(start: str, paths: list[str]) -> set[str]:
-    """Which of *paths* (folders) git ignores, asked of ``git check-ignore`` in *start*; empty when git cannot say."""
+    """Which of *paths* (folders) git ignores, asked of ``git check-ignore`` in *start*; empty when git cannot say.
+
+    An answer is kept while what it depends on is as it was (:func:`_ignore_inputs`): an unchanged render
+    of a downward search costs a ``stat`` per folder, not a ``git`` process per level.
+    """
+    key = (start, tuple(paths))
+    inputs = _ignore_inputs(start, paths)
+    kept = _IGNORED.get(key)
+    if kept is not None and inputs is not None and kept[0] == inputs:
+        return set(kept[1])
     given = "".join(f"{p}/\0" for p in paths)  # a trailing slash: each is matched as a directory
     try:
         done = subprocess.run(
@@ -443,9 +452,59 @@ def _ignored(start: str, paths: list[str]) -> set[str]:
             timeout=_GIT_TIMEOUT,
             check=False,
         )
-    except (OSError, subprocess.SubprocessError):
-        return set()
-    if done.returncode not in (0, 1):  # 1: nothing ignored; 128: not a repository
+    except (OSError, subprocess.SubprocessError):  # git missing, or too slow: asked again next time
         return set()
     answered = done.stdout.decode("utf-8", "surrogateescape").split("\0")
-    return {path.rstrip("/") for path in answered if path}
+    # 1: nothing ignored; 128: not a repository (a .git appearing changes the inputs)
+    found = {path.rstrip("/") for path in answered if path} if done.returncode in (0, 1) else set()
+    if inputs is not None and done.returncode in (0, 1, 128):
+        if len(_IGNORED) >= _IGNORED_KEPT:
+            _IGNORED.clear()  # bounded; a search asks again once
+        _IGNORED[key] = (inputs, frozenset(found))
+    return found
+
+
+_IGNORED: dict[tuple[str, tuple[str, ...]], tuple[tuple[object, ...], frozenset[str]]] = {}
+_IGNORED_KEPT = 256  # answers kept (a level of a search each)
+_GIT_CONFIGS = ("/etc/gitconfig", "~/.gitconfig")  # and $XDG_CONFIG_HOME/git/{config,ignore} (~/.config)
+
+
+def _ignore_inputs(start: str, paths: list[str]) -> tuple[object, ...] | None:
+    """What git's ignore answer for *paths* below *start* depends on, as ``stat`` versions; ``None``: not known.
+
+    The ``.gitignore`` (and ``.git``) of *start* and each of its ancestors, the ``.gitignore`` of each folder
+    holding one of *paths*, the repository's ``info/exclude`` and ``config``, the user's and the system's git
+    config and global ignore file, and the ``GIT_*``, ``HOME`` and ``XDG_CONFIG_HOME`` variables. Not known
+    (asked every time) in a linked worktree or submodule, whose ``.git`` is a file pointing elsewhere. A
+    ``core.excludesFile`` outside those places is seen changed once one of them changes.
+    """
+    versions: list[object] = [sorted((k, v) for k, v in os.environ.items() if k.startswith("GIT_"))]
+    versions += [os.environ.get("HOME"), os.environ.get("XDG_CONFIG_HOME")]
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    configs = [os.path.expanduser(path) for path in _GIT_CONFIGS] + [os.path.join(xdg, "git", "config")]
+    versions += [_version(path) for path in (*configs, os.path.join(xdg, "git", "ignore"))]
+    folder = start
+    while True:
+        git = _version(os.path.join(folder, ".git"))
+        if git is not None and not git[0]:
+            return None  # a .git file: the repository's own files are elsewhere
+        versions += [git is not None, _version(os.path.join(folder, ".gitignore"))]  # .git: there or not
+        if git is not None:
+            versions += [_version(os.path.join(folder, ".git", "info", "exclude"))]
+            versions += [_version(os.path.join(folder, ".git", "config"))]
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    holding = sorted({os.path.dirname(path) for path in paths} - {start})
+    versions += [(holder, _version(os.path.join(holder, ".gitignore"))) for holder in holding]
+    return tuple(versions)
+
+
+def _version(path: str) -> tuple[bool, int, int, int] | None:
+    """Whether *path* is a folder, and its inode, size and modification time; ``None`` if it is not there."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (stat.S_ISDIR(info.st_mode), info.st_ino, info.st_size, info.st_mtime_ns)
