@@ -13,6 +13,7 @@ from structlog.testing import capture_logs
 
 from memconfig import ConfigError, Pipeline
 from memconfig.expand import EXPANDERS
+from memconfig.expand.discover import DiscoverSpec, walk
 from memconfig.sources import build_sources
 
 
@@ -265,3 +266,85 @@ def test_memconfig_validate_exits_2_for_a_bad_discovery(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "sources[0].discover.names" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.fixture
+def deep(tmp_path: Path) -> Path:
+    """A git repository with a deep node_modules tree (200 .md files), rules in src/*/rules, and a start a/b/c."""
+    root = _git_init(tmp_path / "repo")
+    for i in range(200):
+        _write(root / "node_modules" / f"p{i % 10}" / "docs" / "deep" / f"r{i}.md", "not a rule\n")
+    _write(root / "NOTES.md", "notes\n")
+    _write(root / "a" / "b" / "c" / "HERE.md", "here\n")
+    _write(root / "src" / "x" / "rules" / "r.md", "rule x\n")
+    _write(root / "src" / "x" / "other" / "o.md", "other\n")
+    _write(root / "src" / "y" / "rules" / "s.md", "rule y\n")
+    _write(root / "a" / "x.md", "a x\n")
+    _write(root / "b" / "y.md", "b y\n")
+    return root
+
+
+def _listed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The folders os.scandir is asked to list from now on (the real call still made)."""
+    listed: list[str] = []
+    real = os.scandir
+
+    def counted(path: Any = ".") -> Any:
+        listed.append(os.fspath(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", counted)
+    return listed
+
+
+def test_a_pattern_walk_lists_only_the_folders_the_pattern_can_reach(
+    deep: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`*.md` lists each walked folder once and nothing below it (not node_modules, not .git); `src/*/rules/*.md`
+    enters src's folders and their rules/ only; `**/*.md` goes anywhere but .git; braces keep their matches."""
+    start = deep / "a" / "b" / "c"
+    listed = _listed(monkeypatch)
+    found = walk(DiscoverSpec(names=("NONE.md",), pick="all", patterns=("*.md",), start=str(start)))
+    assert [path for _, path in found.files] == [
+        str(deep / "NOTES.md"),
+        str(deep / "a" / "x.md"),
+        str(start / "HERE.md"),
+    ]
+    assert listed == [str(deep), str(deep / "a"), str(deep / "a" / "b"), str(start)]
+
+    listed.clear()
+    found = walk(DiscoverSpec(names=("NONE.md",), pick="all", patterns=("src/*/rules/*.md",), start=str(deep)))
+    assert [path for _, path in found.files] == [
+        str(deep / "src" / f / "rules" / n) for f, n in (("x", "r.md"), ("y", "s.md"))
+    ]
+    assert sorted(listed) == [str(deep / "src" / p) for p in ("", "x", "x/rules", "y", "y/rules")]
+
+    listed.clear()
+    found = walk(DiscoverSpec(names=("NONE.md",), pick="all", patterns=("**/*.md",), start=str(deep), max_matches=5000))
+    assert len(found.files) == 207 and not [p for p in listed if "/.git" in p]
+    assert str(deep / "node_modules" / "p0" / "docs" / "deep") in listed
+
+    listed.clear()
+    found = walk(DiscoverSpec(names=("NONE.md",), pick="all", patterns=("{a,b}/*.md",), start=str(deep)))
+    assert [path for _, path in found.files] == [str(deep / "a" / "x.md"), str(deep / "b" / "y.md")]
+    assert max(p.count("/") for p in listed) == str(deep).count("/") + 1  # as deep as the pattern, no deeper
+
+
+def test_a_patterns_watched_folder_is_its_entries_when_only_the_last_part_has_magic(repo: Path) -> None:
+    """`*.md` watches each walked folder's entries (a "folder" spot); `.claude/rules/**/*.md` the rules tree."""
+    config = Pipeline.from_config(
+        {
+            "version": 1,
+            "base_dir": str(repo),
+            "sources": [
+                {"discover": {"names": ["AGENTS.md"], "from": ".", "patterns": ["*.md", ".claude/rules/**/*.md"]}}
+            ],
+        }
+    ).config
+    assert config is not None
+    [source] = build_sources(config)
+    expander = EXPANDERS["discover"]
+    expander.expand(source)
+    spots = {(s.path, s.kind) for s in expander.watched(source) if s.kind != "file"}  # type: ignore[attr-defined]
+    assert (str(repo), "folder") in spots and (str(repo / ".claude" / "rules"), "tree") in spots
+    assert (str(repo), "tree") not in spots

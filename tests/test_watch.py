@@ -531,15 +531,52 @@ def test_only_what_a_watched_folder_is_searched_for_makes_a_source_due(tmp_path:
     _quiet(pipeline)
     assert watching.changes - seen <= 2
     assert "root agents, edited" in pipeline.build().text
-    for made in (root / "sub", root / "docs" / "new"):  # a folder below the start, one below a glob's tree
-        seen = watching.changes
-        made.mkdir()
-        _changed(pipeline, seen)
+    seen = watching.changes
+    (root / "sub").mkdir()  # a folder below a downward discovery's start: searched from now on
+    _changed(pipeline, seen)
+    (root / "docs" / "new").mkdir()  # an empty folder in a glob's tree: nothing to match yet, no report
     seen = watching.changes
     (root / "sub" / "AGENTS.md").write_text("sub agents\n", encoding="utf-8")
     (root / "docs" / "new" / "n.md").write_text("doc n\n", encoding="utf-8")
     _changed(pipeline, seen)
     _eventually(lambda: {"sub agents", "doc n"} <= set(pipeline.build().text.split("\n")), "the new files rendered")
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, timeout=HANG)
+
+
+def test_git_commits_and_new_empty_folders_make_no_pattern_or_glob_tree_due(tmp_path: Path) -> None:
+    """A discovery's `*.md` and a glob's `**/*.md` in a real repository: five `git commit`s (new .git/objects
+    folders) and `mkdir -p build/x/y` report nothing; a new .md in the repository, and one in the new folder, do."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    _git(root, "init", "-q")
+    _git(root, "config", "user.email", "a@example.com")
+    _git(root, "config", "user.name", "a")
+    (root / "NOTES.md").write_text("notes\n", encoding="utf-8")
+    (root / "docs").mkdir()
+    (root / "docs" / "d.md").write_text("doc d\n", encoding="utf-8")
+    found = {"names": ["AGENTS.md"], "from": str(root), "patterns": ["*.md"]}
+    pipeline = _pipeline(root, [{"discover": found}, {"glob": "docs/**/*.md"}, {"glob": str(root / "**" / "*.md")}])
+    watching = _armed(pipeline)
+    _quiet(pipeline)
+    seen = watching.changes
+    for i in range(5):
+        (root / f"f{i}.txt").write_text(f"{i}\n", encoding="utf-8")
+        _git(root, "add", "-A")
+        _git(root, "commit", "-q", "-m", f"c{i}")
+    (root / "docs" / "build" / "x" / "y").mkdir(parents=True)
+    (root / "build" / "x" / "y").mkdir(parents=True)
+    _quiet(pipeline)
+    assert watching.changes == seen  # the f*.txt files are no candidates either
+    (root / "TODO.md").write_text("todo\n", encoding="utf-8")
+    _changed(pipeline, seen)
+    _eventually(lambda: "todo" in pipeline.build().text, "the new pattern match rendered")
+    seen = watching.changes
+    (root / "docs" / "build" / "x" / "y" / "n.md").write_text("doc n\n", encoding="utf-8")
+    _changed(pipeline, seen)
+    _eventually(lambda: "doc n" in pipeline.build().text, "the match in the new folder rendered")
 
 
 def _renders_settled(log: Path) -> int:

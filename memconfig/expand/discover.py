@@ -18,7 +18,9 @@ a child source (``via: discover``), whose ``source_loaded`` says it was taken.
 Besides names, ``patterns`` are globs relative to each folder walked (Claude
 Code's ``.claude/rules/**/*.md``): the regular files they match are candidates
 too, in sorted order, found by a walk of the pattern's literal folder that
-follows no symlinked folder and stops at ``loader.max_matches`` files. A file
+enters only the folders the pattern can reach (as deep as its segments go,
+any depth below a ``**``; never ``.git``), follows no symlinked folder and
+stops at ``loader.max_matches`` files. A file
 two folders' patterns both match is taken once, by the folder nearer the root.
 :func:`found_in` tells, from a file's path alone, which folder a pattern matched
 it from: the folder its ``paths`` frontmatter is relative to.
@@ -35,6 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import events
+from .trees import holds_a_file
 
 if TYPE_CHECKING:
     from ..cache.watcher import Spot
@@ -250,9 +253,14 @@ class DiscoverExpander:
             if spec.max_dirs and (folder == found.start or not up):
                 spots.append(Spot(folder, "folder", _is_folder))
             for pattern in spec.patterns:  # a rule file added deep in .claude/rules/ is a change too
+                parts = pattern.split("/")
+                if not any(_MAGIC.intersection(part) for part in parts):
+                    spots.append(Spot(os.path.join(folder, pattern), "file"))  # a plain path: a name
+                    continue
                 below = literal_folder(pattern)
                 top = os.path.join(folder, below) if below else folder
-                spots.append(Spot(top, "tree", _PatternMatch(folder, pattern)))
+                last_only = len(parts) - len(below.split("/") if below else ()) == 1 and "{" not in pattern
+                spots.append(Spot(top, "folder" if last_only else "tree", _PatternMatch(folder, pattern)))
         return spots
 
 
@@ -263,14 +271,63 @@ def _is_folder(path: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class _PatternMatch:
-    """Which changed paths below a folder a discovery's pattern takes: its matches, and any folder (see ``Spot``)."""
+    """Which changed paths below a folder a discovery's pattern takes (see ``Spot``).
+
+    Its matches, and a folder with a file below it where the pattern can
+    still reach (one moved in may hold matches). Not a new folder of empty ones: what
+    is made in it later is seen as it comes (the tree's watch takes the new
+    folder in). Never a folder under ``.git``, so a ``git commit``'s new
+    object folders do not make the discovery due.
+    """
 
     folder: str
     pattern: str
 
     def __call__(self, path: str) -> bool:
         relative = os.path.relpath(path, self.folder).replace(os.sep, "/")
-        return _matches(relative, self.pattern) or os.path.isdir(path)
+        if _matches(relative, self.pattern):
+            return True
+        return _reaches(relative.split("/"), _Segments.of(self.pattern)) and holds_a_file(path)
+
+
+@dataclass(frozen=True, slots=True)
+class _Segments:
+    """A pattern's ``/``-separated segments, for telling which folders it can reach.
+
+    A pattern with braces (``{a,b/c}``) is cut by its slashes only roughly, so
+    its folder names are not checked, only how deep it goes.
+    """
+
+    parts: tuple[str, ...]
+    globstar: int | None  # the first ``**`` segment: any folder, at any depth, from there on
+    braces: bool
+
+    @staticmethod
+    def of(pattern: str) -> _Segments:
+        parts = tuple(pattern.split("/"))
+        braces = "{" in pattern
+        star = next((i for i, part in enumerate(parts) if part == "**"), None)
+        return _Segments(parts, 0 if braces and "**" in pattern else star, braces)
+
+    def holds_matches(self, depth: int) -> bool:
+        """Whether a folder *depth* segments below the walked folder can hold a matching file directly."""
+        if self.braces or (self.globstar is not None and depth >= self.globstar):
+            return True
+        return depth == len(self.parts) - 1
+
+
+def _reaches(relative: list[str], segments: _Segments) -> bool:
+    """Whether the folder at *relative* (its names below the walked folder) can hold a match, or lead to one."""
+    for i, name in enumerate(relative):
+        if name == ".git" or name in ("", ".", ".."):
+            return False
+        if segments.globstar is not None and i >= segments.globstar:
+            continue
+        if i >= len(segments.parts) - 1:
+            return False  # deeper than the pattern's folders
+        if not segments.braces and not _matches(name, segments.parts[i]):
+            return False
+    return True
 
 
 def _pick(folder: str, spec: DiscoverSpec, source: Source | None) -> list[str]:
@@ -308,27 +365,41 @@ def _matches(relative: str, pattern: str) -> bool:
 def _matched(folder: str, pattern: str, spec: DiscoverSpec, source: Source | None) -> list[str]:
     """The files below *folder* that *pattern* matches, sorted, at most ``max_matches``.
 
-    Walks only the pattern's literal folder, never into a symlinked folder (a
-    loop cannot make it endless); entries are listed, not opened. A folder the
-    walk cannot list is passed over, as a missing one is.
+    Walks only the pattern's literal folder, and in it only the folders the
+    pattern can reach (``*.md`` lists *folder* alone; ``src/*/rules/*.md``
+    enters no ``node_modules``), never ``.git`` nor a symlinked folder (a loop
+    cannot make it endless); entries are listed, not opened. A folder the walk
+    cannot list is passed over, as a missing one is.
     """
-    below = literal_folder(pattern)
-    top = os.path.join(folder, below) if below else folder
     if not any(_MAGIC.intersection(part) for part in pattern.split("/")):
         return [os.path.join(folder, pattern)]  # a plain relative path: one candidate, checked like a name
+    below = literal_folder(pattern)
+    segments = _Segments.of(pattern)
     found: list[str] = []
     over = False
-    for current, dirs, files in os.walk(top, followlinks=False):
-        dirs.sort()
-        if current == folder:
-            dirs[:] = [d for d in dirs if d not in _SKIPPED_BELOW]
-        for name in files:
-            path = os.path.join(current, name)
-            if _matches(os.path.relpath(path, folder).replace(os.sep, "/"), pattern):
-                found.append(path)
-        if len(found) > spec.max_matches:
-            over = True
-            break
+    stack = [below.split("/") if below else []]
+    while stack and not over:
+        relative = stack.pop()
+        current = os.path.join(folder, *relative)
+        try:
+            with os.scandir(current) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError:
+            continue
+        holds = segments.holds_matches(len(relative))
+        deeper = []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                continue
+            if is_dir:  # a link to a folder is neither entered nor a match, as os.walk leaves it
+                if not entry.is_symlink() and _reaches([*relative, entry.name], segments):
+                    deeper.append([*relative, entry.name])
+            elif holds and _matches("/".join([*relative, entry.name]), pattern):
+                found.append(entry.path)
+        over = len(found) > spec.max_matches
+        stack += reversed(deeper)  # depth first, in name order
     found.sort()
     if over:
         if source is not None:

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from fsspec.utils import glob_translate
 
+from .trees import holds_a_file
+
 if TYPE_CHECKING:
     from ..cache.watcher import Spot
     from ..sources import Source
@@ -48,7 +50,8 @@ class GlobExpander:
         The folder before the first part with magic: its direct entries when
         the magic is in the last part only (``rules/*.md``), else everything below it;
         in either, only a path the pattern matches counts (and, below a tree, a new
-        folder: one moved in may hold matches), not a log or an output written there.
+        folder with a file below it where the pattern can reach: one moved in may
+        hold matches; never one under ``.git``), not a log or an output written there.
         """
         from ..cache.watcher import Spot  # only a watcher asks, and it has imported it
 
@@ -59,18 +62,41 @@ class GlobExpander:
             return [Spot(path, "file")]
         folder = "/".join(parts[:magic]) or "/"
         tree = magic < len(parts) - 1
-        return [Spot(folder, "tree" if tree else "folder", _Matching(glob_translate(path), tree))]
+        below = tuple(parts[magic:]) if tree else ()
+        return [Spot(folder, "tree" if tree else "folder", _Matching(glob_translate(path), folder, below))]
 
 
 @dataclass(frozen=True, slots=True)
 class _Matching:
-    """Which changed paths a glob's watched folder takes: its matches, and in a tree any folder (see ``Spot``)."""
+    """Which changed paths a glob's watched folder takes (see ``Spot``).
+
+    Its matches, and in a tree a new folder the pattern can reach with a
+    file below it (an empty one's later entries are seen as they come: the tree's
+    watch takes it in); never a folder under ``.git`` (a ``git commit`` makes
+    object folders there).
+    """
 
     regex: str  # the pattern's, as fsspec's glob matches it
-    tree: bool
+    folder: str  # the watched folder
+    below: tuple[str, ...]  # a tree's: the pattern's parts after it
 
     def __call__(self, path: str) -> bool:
-        return _compiled(self.regex).match(path) is not None or (self.tree and os.path.isdir(path))
+        if _compiled(self.regex).match(path) is not None:
+            return True
+        return bool(self.below) and self._reaches(path) and holds_a_file(path)
+
+    def _reaches(self, path: str) -> bool:
+        """Whether the folder *path* can hold a match, or lead to one."""
+        relative = os.path.relpath(path, self.folder).split(os.sep)
+        anywhere = False  # below a ``**``: any folder
+        for i, name in enumerate(relative):
+            if name in (".git", "..", ".", ""):
+                return False
+            if anywhere or (i < len(self.below) and self.below[i] == "**"):
+                anywhere = True
+            elif i >= len(self.below) - 1 or _compiled(glob_translate(self.below[i])).match(name) is None:
+                return False
+        return True
 
 
 @functools.lru_cache(maxsize=256)
