@@ -367,10 +367,15 @@ def source_loaded(result: LoadResult, chars: int, cache: str) -> None:
 def source_skipped(source: Source, reason: str, detail: str, duration_ms: float = 0.0) -> None:
     """A source is not in the prompt, and why.
 
-    ``info`` for an optional source that is simply not there; ``warning`` for
-    any other reason, for any required source, and for a missing import not marked optional (``@path?``).
+    ``info`` for an optional source that is simply not there, and for an import
+    of a file already in the prompt (a diamond of imports: nothing is missing);
+    ``warning`` for any other reason, for any required source, and for a missing
+    import not marked optional (``@path?``).
     """
-    quiet = reason == "not_found" and not source.required and (source.import_of is None or source.import_of.optional)
+    ref = source.import_of
+    quiet = not source.required and (
+        (reason == "not_found" and (ref is None or ref.optional)) or (reason == "duplicate" and ref is not None)
+    )
     _emit(
         "info" if quiet else "warning",
         "source_skipped",

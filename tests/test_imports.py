@@ -115,13 +115,46 @@ def test_a_cycle_is_skipped_with_its_chain(tmp_path: Path, logs: list[dict[str, 
 
 
 def test_siblings_may_import_the_same_file_once(tmp_path: Path, logs: list[dict[str, Any]]) -> None:
-    """Two files importing c.md: it goes in at the first; the second is a ``duplicate``, its token left as text."""
+    """Two files importing c.md: it goes in at the first; the second is a ``duplicate`` (``info``: c.md is in the
+    prompt), its token left as text."""
     root = _repo(tmp_path, {"top.md": "@a.md\n@b.md", "a.md": "A @c.md", "b.md": "B @c.md", "c.md": "C"})
 
     render = _pipeline(root, ["top.md"]).build()
 
     assert render.text == "A C\nB @c.md"
-    assert _skips(logs) == [("top.md::@b.md::@c.md", "duplicate", "warning")]
+    assert _skips(logs) == [("top.md::@b.md::@c.md", "duplicate", "info")]
+    assert render.sources[-1].detail == "the same file as 'top.md::@a.md::@c.md'; 2 imports of it, in the prompt once"
+
+
+def test_a_diamond_of_imports_warns_of_nothing_and_counts_each_shared_files_importers(
+    tmp_path: Path, logs: list[dict[str, Any]]
+) -> None:
+    """3 levels of 4 files, each importing every file of the next level: each shared file is in once.
+
+    Each repeat is a ``duplicate`` of its own (the audit reads one per source not in the prompt), at ``info``,
+    naming the first import and how many there are of that file; no warning, where there were one per repeat.
+    The repeats' own imports are dropped with them, unlogged and uncounted.
+    """
+    files = {"top.md": " ".join(f"@a{j}.md" for j in range(4))}
+    for level, below in (("a", "b"), ("b", "c")):
+        files |= {f"{level}{j}.md": f"{level}{j} " + " ".join(f"@{below}{m}.md" for m in range(4)) for j in range(4)}
+    files |= {f"c{j}.md": f"c{j}" for j in range(4)}
+    root = _repo(tmp_path, files)
+
+    render = _pipeline(root, ["top.md"]).build()
+
+    assert render.text.split() == [
+        *("a0", "b0", "c0", "c1", "c2", "c3", "b1", "@c0.md", "@c1.md", "@c2.md", "@c3.md"),
+        *("b2", "@c0.md", "@c1.md", "@c2.md", "@c3.md", "b3", "@c0.md", "@c1.md", "@c2.md", "@c3.md"),
+        *("a1", "@b0.md", "@b1.md", "@b2.md", "@b3.md", "a2", "@b0.md", "@b1.md", "@b2.md", "@b3.md"),
+        *("a3", "@b0.md", "@b1.md", "@b2.md", "@b3.md"),
+    ]
+    skips = events_named(logs, "source_skipped")
+    assert [e for e in logs if e["log_level"] == "warning"] == []
+    assert len(skips) == 3 * 4 + 3 * 4 == sum(r.reason == "duplicate" for r in render.sources)
+    assert {(e["reason"], e["log_level"]) for e in skips} == {("duplicate", "info")}
+    shared = {e["detail"] for e in skips if e["source"].endswith("@c0.md")}
+    assert shared == {"the same file as 'top.md::@a0.md::@b0.md::@c0.md'; 4 imports of it, in the prompt once"}
 
 
 def test_a_missing_import_is_a_warning_naming_it_and_an_optional_one_is_info(
@@ -441,13 +474,16 @@ def test_an_imported_file_also_declared_goes_in_once(tmp_path: Path, logs: list[
 
 
 def test_a_declared_file_first_makes_its_import_the_duplicate(tmp_path: Path, logs: list[dict[str, Any]]) -> None:
-    """AGENTS.md declared before CLAUDE.md: it keeps its place; the import is the ``duplicate``, its token text."""
+    """AGENTS.md declared before CLAUDE.md: it keeps its place; the import is the ``duplicate``, its token text.
+
+    An import of a file already in the prompt loses nothing: ``info``, where a declared repeat is a ``warning``.
+    """
     root = _repo(tmp_path, {"CLAUDE.md": "C @AGENTS.md", "AGENTS.md": "A"})
 
     render = _pipeline(root, ["AGENTS.md", "CLAUDE.md"]).build()
 
     assert render.text == "A\n\nC @AGENTS.md"
-    assert _skips(logs) == [("CLAUDE.md::@AGENTS.md", "duplicate", "warning")]
+    assert _skips(logs) == [("CLAUDE.md::@AGENTS.md", "duplicate", "info")]
 
 
 def test_a_source_may_turn_imports_off(tmp_path: Path) -> None:
