@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import structlog
 import yaml
+from cli import memconfig as run
 
 import memconfig
 from memconfig.cli import main
@@ -28,28 +29,6 @@ Cli = Callable[..., subprocess.CompletedProcess[str]]
 
 
 # -- helpers -------------------------------------------------------------------
-
-
-def run(
-    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, stdin: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m memconfig ARGS`` in a fresh process (*stdin* its input); no user error may print a traceback."""
-    environ = {k: v for k, v in os.environ.items() if not k.upper().startswith("MEMCONFIG_")}
-    environ.update(env or {})
-    done = subprocess.run(
-        [sys.executable, "-m", "memconfig", *args],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        cwd=cwd or ROOT,
-        env=environ,
-        timeout=60,
-        check=False,
-        input=stdin,
-    )
-    assert "Traceback" not in done.stderr, done.stderr
-    assert "Traceback" not in done.stdout, done.stdout
-    return done
 
 
 def run_python(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:

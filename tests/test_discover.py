@@ -10,23 +10,13 @@ from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
+from trees import git_init as _git_init
+from trees import write as _write
 
 from memconfig import ConfigError, Pipeline
 from memconfig.expand import EXPANDERS
 from memconfig.expand.discover import DiscoverSpec, walk
 from memconfig.sources import build_sources
-
-
-def _git_init(folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["git", "init", "-q", str(folder)], check=True)
-    return folder
-
-
-def _write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 def _pipeline(discover: dict[str, Any], base: Path, **more: Any) -> Pipeline:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_cli import run
+from cli import memconfig
 
 from memconfig.cli.output import write_output
 
@@ -37,7 +37,7 @@ def _events(log: Path) -> list[dict[str, Any]]:
 
 def _render(project: Path, *extra: str) -> Any:
     config = str(project / "memconfig.yaml")
-    return run("render", "-c", config, "--log-file", str(project / "log.jsonl"), *extra, cwd=project)
+    return memconfig("render", "-c", config, "--log-file", str(project / "log.jsonl"), *extra, cwd=project)
 
 
 def test_output_file_holds_what_stdout_would_and_the_write_is_logged(project: Path) -> None:

@@ -12,26 +12,15 @@ a matching file with it; HTML comments not shown to the model.
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
+from trees import git_init as _git_init
+from trees import write as _write
 
 from memconfig import ConfigError, Pipeline
-
-
-def _git_init(folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["git", "init", "-q", str(folder)], check=True)
-    return folder
-
-
-def _write(path: Path, data: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(data)
-    return path
 
 
 def _claude(

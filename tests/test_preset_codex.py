@@ -8,26 +8,15 @@ strings are the ones Codex's own tests assert where it has one.
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
+from trees import git_init as _git_init
+from trees import write as _write
 
 from memconfig import Pipeline
-
-
-def _git_init(folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["git", "init", "-q", str(folder)], check=True)
-    return folder
-
-
-def _write(path: Path, data: str | bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data.encode() if isinstance(data, str) else data)
-    return path
 
 
 def _codex(cwd: Path, monkeypatch: pytest.MonkeyPatch, **more: Any) -> tuple[str, list[dict[str, Any]]]:

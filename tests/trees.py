@@ -15,8 +15,8 @@ def git_init(folder: Path) -> Path:
     return folder
 
 
-def write(path: Path, text: str) -> Path:
-    """*text* written to *path* as UTF-8, its folders made first; the path."""
+def write(path: Path, data: str | bytes) -> Path:
+    """*data* written to *path* (text as UTF-8, bytes as they are), its folders made first; the path."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
     return path
