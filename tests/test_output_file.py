@@ -193,14 +193,59 @@ def test_a_write_failure_exits_74_naming_the_file(project: Path, make: Callable[
 
 
 def test_an_output_that_is_a_source_is_refused(project: Path, write_config: WriteConfig) -> None:
-    """-o naming a file the config reads (here a glob's match, once it exists) exits 2 and leaves it as it is."""
+    """-o naming a file the config reads (here a glob's match) exits 2 and leaves it as it is."""
     write_config({"version": 1, "sources": [{"glob": "*.md"}]})
-    assert _render(project, "-o", "AGENTS.md").returncode == 0  # no AGENTS.md yet: not a match
-    before = (project / "AGENTS.md").read_bytes()
+    (project / "AGENTS.md").write_text("by hand\n", encoding="utf-8")
     done = _render(project, "-o", "AGENTS.md")
     assert done.returncode == 2
     assert "memconfig: error: -o AGENTS.md is a source of this config (" in done.stderr
-    assert (project / "AGENTS.md").read_bytes() == before
+    assert (project / "AGENTS.md").read_text(encoding="utf-8") == "by hand\n"
+
+
+@pytest.mark.parametrize("watch", [pytest.param((), id="once"), pytest.param(("--watch",), id="watch")])
+@pytest.mark.parametrize(
+    ("config", "output", "taker"),
+    [
+        pytest.param({"formatter": {"preset": "claude"}}, "CLAUDE.local.md", "discover:", id="a-discovery-candidate"),
+        pytest.param({"formatter": {"preset": "claude"}}, ".claude/rules/gen.md", "discover:", id="a-pattern-match"),
+        pytest.param({"sources": [{"glob": "*.md"}]}, "OUT.md", "*.md", id="a-glob-match"),
+    ],
+)
+def test_an_output_a_source_would_read_once_written_is_refused_before_the_first_write(
+    tmp_path: Path, write_config: WriteConfig, config: dict[str, Any], output: str, taker: str, watch: tuple[str, ...]
+) -> None:
+    """-o onto a file that is not there yet but that a discovery looks for (CLAUDE.local.md beside CLAUDE.md, a
+    .claude/rules match) or a glob would match: exit 2 naming the source, the file never created, with --watch
+    too (which would otherwise render it into itself)."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CLAUDE.md").write_text("Use tabs.\n", encoding="utf-8")
+    write_config({"version": 1, **config})
+    done = _render(tmp_path, "-o", output, *watch)
+    assert done.returncode == 2, done.stderr
+    assert f"memconfig: error: -o {output} is a file this config's source {taker}" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / output).exists()
+
+
+@pytest.mark.parametrize(
+    ("config", "output"),
+    [
+        pytest.param({"formatter": {"preset": "claude"}}, "sub/CLAUDE.local.md", id="a-folder-not-walked"),
+        pytest.param({"formatter": {"preset": "claude"}}, "GEN.md", id="not-a-candidate-name"),
+        pytest.param({"sources": [{"glob": "*.md"}]}, "OUT.txt", id="no-glob-match"),
+    ],
+)
+def test_an_output_no_source_would_read_is_written(
+    tmp_path: Path, write_config: WriteConfig, config: dict[str, Any], output: str
+) -> None:
+    """Beside those sources, a file none of them looks for is written as usual."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "CLAUDE.md").write_text("Use tabs.\n", encoding="utf-8")
+    write_config({"version": 1, **config})
+    done = _render(tmp_path, "-o", output)
+    assert done.returncode == 0, done.stderr
+    assert "Use tabs." in (tmp_path / output).read_text(encoding="utf-8")
 
 
 def _snapshot(folder: Path) -> dict[str, bytes]:

@@ -7,7 +7,8 @@ the keyword arguments of that SDK's call. ``-o FILE`` writes it to FILE
 instead, atomically, leaving FILE untouched when it would not change
 (:mod:`memconfig.cli.output`), and refuses (exit 2, nothing written) a FILE
 that is a folder or a file the run reads or writes — a source however reached
-(a link, a hard link, a glob, a discovery, an import), the config, its
+(a link, a hard link, a glob, a discovery, an import; or a file a glob or a
+discovery would take once written), the config, its
 credentials or template file, the log; ``--watch`` then keeps FILE current, rendering
 again on every change of a source (the ``watch`` cache policy's watcher),
 until Ctrl-C or SIGTERM, which exit 0. The config file itself is not watched:
@@ -32,8 +33,10 @@ from .. import events
 from ..append import APPENDERS, appender_for
 from ..config import MAX_CONFIG_BYTES, Config
 from ..exceptions import ConfigError, MemconfigError
+from ..expand import EXPANDERS
 from ..pipeline import Pipeline
 from ..render import Render
+from ..sources import build_sources
 from ..sources.redact import mask
 from ..sources.urls import local_path
 from .logs import cli_logging
@@ -102,7 +105,11 @@ def run(config: Config, args: argparse.Namespace) -> int:
         pipeline = Pipeline.from_config(config)
         system = _read_system(args)
         printer = cast(_Printable, appender_for(name, config))
-        output = None if path is None else _OutputFile(path, name, lambda r: printer.output(system, r))
+        output = (
+            None
+            if path is None
+            else _OutputFile(path, name, lambda r: printer.output(system, r), _taker(pipeline, config))
+        )
         if output is not None and args.watch:
             return _keep_current(pipeline, output, args.paths, config.cache.ttl)
         with load_progress(args):  # a bar on the terminal, should the sources take a while
@@ -125,10 +132,17 @@ def _text(out: str | Mapping[str, Any]) -> str:
 class _OutputFile:
     """``-o FILE``: a render's output written to FILE, and each write logged (written, unchanged, or failed)."""
 
-    def __init__(self, path: str, name: str, output: Callable[[Render], str | Mapping[str, Any]]) -> None:
+    def __init__(
+        self,
+        path: str,
+        name: str,
+        output: Callable[[Render], str | Mapping[str, Any]],
+        taker: Callable[[str], str | None] = lambda path: None,
+    ) -> None:
         self.path = path
         self.name = name
         self._output = output
+        self._taker = taker  # the declared source that would read a file at a path, if one would
 
     def write(self, render: Render) -> None:
         """Write *render*'s output to FILE (``output_written`` or ``output_unchanged``).
@@ -136,7 +150,7 @@ class _OutputFile:
         Raises:
             OSError: FILE could not be written; it is as it was (log it with :meth:`failed`).
         """
-        _not_a_source(self.path, render)
+        _not_a_source(self.path, render, self._taker)
         done = write_output(self.path, self._data(render), PER_RUN.get(self.name, ()))
         held = done.held  # the file's bytes: the new ones, or those it kept
         events.output_file(
@@ -158,9 +172,10 @@ def _reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-def _not_a_source(path: str, render: Render) -> None:
-    """Refuse to write a file the render read (declared, a glob's match, discovered, imported): each write would
-    put the prompt into the next one (under --watch, without end). A link or a hard link to one is caught too."""
+def _not_a_source(path: str, render: Render, taker: Callable[[str], str | None]) -> None:
+    """Refuse to write a file the render read (declared, a glob's match, discovered, imported), or one a glob or a
+    discovery would take once it is there: each write would put the prompt into the next render (under --watch,
+    without end). A link or a hard link to one is caught too."""
     output = _File(path)
     for record in render.sources:
         local = local_path(record.url)  # a glob's or a discovery's matches are file:// URLs
@@ -169,6 +184,27 @@ def _not_a_source(path: str, render: Render) -> None:
                 f"-o {path} is a source of this config ({record.source}): writing it would put the prompt into "
                 "the next render; write the output elsewhere, or leave it out of the sources"
             )
+    taken_by = taker(path)
+    if taken_by is not None:
+        raise ConfigError(
+            f"-o {path} is a file this config's source {taken_by} looks for: once written it would be read, putting "
+            "the prompt into the next render; write the output elsewhere"
+        )
+
+
+def _taker(pipeline: Pipeline, config: Config) -> Callable[[str], str | None]:
+    """Which declared source's expander would take a file at a path (its ``would_take``), as of its last expansion."""
+    expanders = getattr(pipeline.loader, "expanders", None) or EXPANDERS
+    expanded = [(s, expanders.get(s.expander)) for s in build_sources(config) if s.expander is not None]
+
+    def taker(path: str) -> str | None:
+        for source, expander in expanded:
+            would_take = getattr(expander, "would_take", None)
+            if would_take is not None and would_take(source, path):
+                return source.key
+        return None
+
+    return taker
 
 
 def _check_output(path: str, config: Config, args: argparse.Namespace) -> None:

@@ -224,6 +224,28 @@ class DiscoverExpander:
         assert source.discover is not None
         return self._walks.get((source.key, source.discover))
 
+    def would_take(self, source: Source, path: str) -> bool:
+        """Whether a file at *path*, there or not yet, is one *source*'s discovery looks for (its last walk's).
+
+        A candidate name in a folder it looked in, or a pattern's match below
+        one: ``render -o`` asks it before writing, so that its output never
+        becomes a source of the next render (``CLAUDE.local.md`` beside ``CLAUDE.md``).
+        Walked now if it has not been yet.
+        """
+        assert source.discover is not None
+        spec = source.discover
+        found = self._walks.get((source.key, spec)) or walk(spec)
+        real = os.path.realpath(path)
+        folder, name = os.path.split(real)
+        if name in spec.names and folder in found.folders:
+            return True
+        for top in found.folders if spec.patterns else ():
+            if real.startswith(top.rstrip(os.sep) + os.sep):
+                relative = os.path.relpath(real, top).replace(os.sep, "/")
+                if any(_matches(relative, pattern) for pattern in spec.patterns):
+                    return True
+        return False
+
     def watched(self, source: Source) -> list[Spot]:
         """Where a change makes *source* due again: what its discovery looks for in every folder it looks at.
 

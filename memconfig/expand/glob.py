@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from fsspec.implementations.local import LocalFileSystem
 from fsspec.utils import glob_translate
 
 from .trees import holds_a_file
@@ -43,6 +44,17 @@ class GlobExpander:
         fs, path = source.open_fs()
         fs.invalidate_cache()  # a listing cached on an earlier pass would hide new files
         return [source.child(fs, match, self.via) for match in _files(_listing(fs, path))]
+
+    def would_take(self, source: Source, path: str) -> bool:
+        """Whether a local file at *path*, there or not yet, would be one of *source*'s matches.
+
+        ``render -o`` asks it before writing, so that its output never becomes a source of the next render.
+        """
+        fs, pattern = source.open_fs()
+        if not isinstance(fs, LocalFileSystem):
+            return False
+        matching = _compiled(glob_translate(pattern))
+        return any(matching.match(p) for p in {os.path.abspath(path), os.path.realpath(path)})
 
     def watched(self, source: Source) -> list[Spot]:
         """Where new matches of a local pattern can appear (the ``watch`` cache policy watches them).
