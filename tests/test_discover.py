@@ -338,3 +338,23 @@ def test_a_patterns_watched_folder_is_its_entries_when_only_the_last_part_has_ma
     spots = {(s.path, s.kind) for s in expander.watched(source) if s.kind != "file"}  # type: ignore[attr-defined]
     assert (str(repo), "folder") in spots and (str(repo / ".claude" / "rules"), "tree") in spots
     assert (str(repo), "tree") not in spots
+
+
+def test_a_brace_is_a_wildcard_in_a_discovery_pattern_and_a_plain_character_in_a_glob(tmp_path: Path) -> None:
+    """One reading of where a pattern's literal folder ends (memconfig.sources.urls.first_magic): a discovery's
+    `{a,b}/*.md` expands its braces (wcmatch) and walks from the folder itself; a glob's `x{1}/*.md` names the
+    folder `x{1}` (fsspec reads `{` as itself), whose entries it watches and whose matches keep that name."""
+    _write(tmp_path / "a" / "x.md", "a x\n")
+    _write(tmp_path / "b" / "y.md", "b y\n")
+    _write(tmp_path / "x{1}" / "z.md", "brace folder\n")
+    discovery = {"names": ["NONE.md"], "from": ".", "pick": "all", "patterns": ["{a,b}/*.md"], "root_markers": []}
+    assert _pipeline(discovery, tmp_path).build({}).text == "a x\n\nb y"
+    config = {"version": 1, "base_dir": str(tmp_path), "sources": [{"glob": "x{1}/*.md"}]}
+    pipeline = Pipeline.from_config({**config, "formatter": {"preset": "plain"}})
+    with capture_logs() as logs:
+        assert pipeline.build({}).text == "brace folder"
+    assert [e["source"] for e in logs if e["event"] == "source_loaded"] == ["x{1}/z.md"]
+    assert pipeline.config is not None
+    [source] = build_sources(pipeline.config)
+    [spot] = EXPANDERS["glob"].watched(source)  # type: ignore[attr-defined]
+    assert (spot.path, spot.kind) == (str(tmp_path / "x{1}"), "folder")

@@ -30,18 +30,19 @@ import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from fsspec.implementations.local import LocalFileSystem
 
 from .. import events
+from ..stages import Spot
 
 if TYPE_CHECKING:
     from ..sources import Source
     from ..stages import LoadResult
     from .meta import Meta
 
-__all__ = ["RECENT", "Spot", "Watching"]
+__all__ = ["RECENT", "Spot", "Watching"]  # Spot: the expanders' contract (memconfig.stages), here for old imports
 
 #: Seconds a source reported changed is still checked with a ``stat`` on every render.
 RECENT = 1.0
@@ -51,28 +52,6 @@ _MEMO = 16  # meta objects whose always-checked sources (stale ones) are remembe
 _DEBOUNCE_MS, _STEP_MS = 200, 20  # watchfiles: a burst grouped for at most 200 ms, yielded 20 ms after it ends
 _ARM_MS = 250  # watchfiles' timeout: its first (empty) yield tells the watcher is armed
 _ALL = "\x00all"  # a batch that marks every source changed (a watcher armed: what happened before is unknown)
-
-
-class Spot(NamedTuple):
-    """A place whose change makes a declared source due: a file, a folder's entries, a whole tree, or the cwd.
-
-    A ``"cwd"`` spot is not watched on disk: the source is due when
-    ``os.getcwd()`` is no longer *path* (a discovery from the working
-    directory), asked once per render.
-
-    *accepts*, for a folder or a tree, tells which of the changed paths in it
-    count (``None``: every one). Without it, anything written there — the
-    ``--log-file``, the output of ``render -o``, an editor's swap file — would
-    make the source due, and a render that writes there would render again
-    without end. It is called on the watcher's thread with a changed path
-    (normalised, absolute), never on a render, and may ``stat`` it: a removed
-    path is gone. Give a value with equality (a frozen dataclass), not a fresh
-    ``lambda``: spots are compared to tell whether the watching changed.
-    """
-
-    path: str
-    kind: str  # "file", "folder" (its direct entries), "tree" (everything below it) or "cwd" (see above)
-    accepts: Callable[[str], bool] | None = None
 
 
 class Watching:

@@ -37,10 +37,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import events
+from ..sources.urls import first_magic, literal_folder
+from ..stages import Spot
 from .trees import holds_a_file
 
 if TYPE_CHECKING:
-    from ..cache.watcher import Spot
     from ..sources import Source
 
 __all__ = [
@@ -50,7 +51,6 @@ __all__ = [
     "Walk",
     "candidates",
     "found_in",
-    "literal_folder",
     "project_root",
     "walk",
 ]
@@ -59,7 +59,6 @@ _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOC
 _CHUNK = 1 << 16
 _SKIPPED_BELOW = frozenset({".git"})  # never searched by the downward scan
 _GIT_TIMEOUT = 10.0
-_MAGIC = frozenset("*?[{")
 _PATTERN_FLAGS = 0  # set on first use: wcmatch is imported only by a discovery with patterns
 
 #: What makes a folder a project root when nothing says otherwise: discoveries, imports and rules alike.
@@ -168,17 +167,6 @@ def walk(spec: DiscoverSpec, source: Source | None = None) -> Walk:
     return Walk(start, root, tuple(folders), tuple(files), cwd)
 
 
-def literal_folder(pattern: str) -> str:
-    """The part of *pattern* before its first segment with magic (``.claude/rules`` of ``.claude/rules/**/*.md``)."""
-    parts = pattern.split("/")
-    literal = []
-    for part in parts[:-1]:
-        if _MAGIC.intersection(part):
-            break
-        literal.append(part)
-    return "/".join(literal)
-
-
 def found_in(path: str, patterns: tuple[str, ...]) -> str | None:
     """The folder a pattern of *patterns* matched *path* from: its nearest ancestor it matches relative to.
 
@@ -258,8 +246,6 @@ class DiscoverExpander:
         of ``render -o``. A discovery from the working directory is due again
         when that changes (a ``"cwd"`` spot). Walked now if it has not been yet.
         """
-        from ..cache.watcher import Spot  # only a watcher asks, and it has imported it
-
         assert source.discover is not None
         spec = source.discover
         found = self._walks.get((source.key, spec)) or walk(spec)
@@ -276,10 +262,10 @@ class DiscoverExpander:
                 spots.append(Spot(folder, "folder", _is_folder))
             for pattern in spec.patterns:  # a rule file added deep in .claude/rules/ is a change too
                 parts = pattern.split("/")
-                if not any(_MAGIC.intersection(part) for part in parts):
+                if first_magic(parts, braces=True) is None:
                     spots.append(Spot(os.path.join(folder, pattern), "file"))  # a plain path: a name
                     continue
-                below = literal_folder(pattern)
+                below = literal_folder(pattern, braces=True)
                 top = os.path.join(folder, below) if below else folder
                 last_only = len(parts) - len(below.split("/") if below else ()) == 1 and "{" not in pattern
                 spots.append(Spot(top, "folder" if last_only else "tree", _PatternMatch(folder, pattern)))
@@ -393,9 +379,9 @@ def _matched(folder: str, pattern: str, spec: DiscoverSpec, source: Source | Non
     cannot make it endless); entries are listed, not opened. A folder the walk
     cannot list is passed over, as a missing one is.
     """
-    if not any(_MAGIC.intersection(part) for part in pattern.split("/")):
+    if first_magic(pattern.split("/"), braces=True) is None:
         return [os.path.join(folder, pattern)]  # a plain relative path: one candidate, checked like a name
-    below = literal_folder(pattern)
+    below = literal_folder(pattern, braces=True)
     segments = _Segments.of(pattern)
     found: list[str] = []
     over = False

@@ -18,16 +18,16 @@ from typing import TYPE_CHECKING, Any
 from fsspec.implementations.local import LocalFileSystem
 from fsspec.utils import glob_translate
 
+from ..sources.urls import first_magic
+from ..stages import Spot
 from .trees import holds_a_file
 
 if TYPE_CHECKING:
-    from ..cache.watcher import Spot
     from ..sources import Source
 
 __all__ = ["GlobExpander"]
 
 _HTTP = frozenset({"http", "https"})
-_MAGIC = re.compile(r"[*?\[]")
 
 
 class GlobExpander:
@@ -65,11 +65,9 @@ class GlobExpander:
         folder with a file below it where the pattern can reach: one moved in may
         hold matches; never one under ``.git``), not a log or an output written there.
         """
-        from ..cache.watcher import Spot  # only a watcher asks, and it has imported it
-
         path = source.open_fs()[1]
         parts = path.split("/")
-        magic = next((i for i, part in enumerate(parts) if _MAGIC.search(part)), None)
+        magic = first_magic(parts)
         if magic is None:
             return [Spot(path, "file")]
         folder = "/".join(parts[:magic]) or "/"
