@@ -308,9 +308,9 @@ def test_logging_file_as_the_output_is_refused(project: Path, write_config: Writ
     """The config's logging.file counts as the log too: exit 2, and the log keeps its lines."""
     write_config({"version": 1, "sources": ["team.md"], "logging": {"file": "run.log"}})
     config = str(project / "memconfig.yaml")
-    assert run("render", "-c", config, cwd=project).returncode == 0
+    assert memconfig("render", "-c", config, cwd=project).returncode == 0
     before = (project / "run.log").read_bytes()
-    done = run("render", "-c", config, "-o", "run.log", cwd=project)
+    done = memconfig("render", "-c", config, "-o", "run.log", cwd=project)
     assert done.returncode == 2
     assert done.stderr.startswith("memconfig: error: -o run.log is logging.file ("), done.stderr
     assert (project / "run.log").read_bytes() == before
