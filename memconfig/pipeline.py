@@ -8,7 +8,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import events
 from .append import TextAppender, appender_for
@@ -21,10 +21,12 @@ from .format import TemplateFormatter
 from .load import FsspecLoader
 from .process import Cleaning, Drop, EscapeClosingTags, Note, ProcessorChain
 from .process.budget import budget_processors
-from .process.rules import PathsInPlay, in_play, rules_processor
 from .render import Lazy, Render, Section, SourceRecord
 from .sources import build_sources
 from .stages import Appender, Formatter, Loader, LoadResult, Processor, Snapshot, StateCache
+
+if TYPE_CHECKING:
+    from .process.rules import PathsInPlay
 
 __all__ = ["Pipeline"]
 
@@ -92,7 +94,7 @@ class Pipeline:
         formatter = TemplateFormatter.from_config(config, sources)
         cleaning = Cleaning.for_layout(formatter.layout, sources)
         escaping = [EscapeClosingTags(formatter.wrappers)] if formatter.wrappers else []
-        rules = rules_processor(sources, config.base_path)  # first: it reads the frontmatter the cleaning strips
+        rules = _rules(sources, config.base_path)  # first: it reads the frontmatter the cleaning strips
         chain: list[Processor] = [*rules, *cleaning.steps, *escaping, *processors]
         if loader is None:
             loader = FsspecLoader.from_config(config, cleaning.is_blank, cleaning.token)
@@ -252,7 +254,11 @@ class Pipeline:
 
     def _paths(self, paths: Paths) -> PathsInPlay:
         """The paths in play, normalised; none when no processor looks at them (the block cannot depend on them)."""
-        return in_play(paths) if self.processors.takes_paths else ()
+        if not self.processors.takes_paths:
+            return ()
+        from .process.rules import in_play
+
+        return in_play(paths)
 
     def _appender(self, format: str | Appender | None) -> Appender:
         if format is None:
@@ -311,6 +317,15 @@ def _since(started: float) -> float:
 def _log_failure(failures: Sequence[Failure], loaded: int, skipped: int, started: float) -> None:
     fields = {"sources_loaded": loaded, "sources_skipped": skipped, "duration_ms": _since(started)}
     events.prompt_failed(failures, fields)
+
+
+def _rules(sources: Sequence[Any], root: str | os.PathLike[str]) -> list[Processor]:
+    """The rules step, when a source declares rules (only such configs import wcmatch and the rules module)."""
+    if not any(getattr(s, "rules", None) == "frontmatter" for s in sources):
+        return []
+    from .process.rules import rules_processor
+
+    return list(rules_processor(sources, root))
 
 
 def _token(stage: object) -> str:

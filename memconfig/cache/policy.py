@@ -36,21 +36,20 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .. import events
 from ..drive import Flow, blocks_a_loop
-from ..expand.imports import ImportSettings, inline
 from ..failures import Failure, SkipReason
 from ..render import Lazy, Section, SourceRecord, Status
 from ..stages import Loader, LoadRequest, LoadResult, LocalCheck, Snapshot
 from .flights import Flights
-from .imports import expand_imports, without_orphans
 from .merge import STALE_REASONS, Merge, Pass, sha
 from .meta import META_VERSION, Meta, MetaEntry, OutRecord, digest, entry, is_current, make_meta
 from .repeats import mark_repeats
 from .store import LatestCopies
-from .watcher import Watching
 
 if TYPE_CHECKING:
     from ..config import Config
+    from ..expand.imports import ImportSettings
     from ..sources import Source
+    from .watcher import Watching
 
 __all__ = ["STALE_REASONS", "PolicyCache"]
 
@@ -160,6 +159,8 @@ class PolicyCache:
                     retry.append(todo[i])
             todo = retry
         if self._imports:  # the files they import, read in this pass too
+            from .imports import expand_imports, without_orphans  # only configs that import pay for it
+
             load = functools.partial(_load, loader)
             results = yield from expand_imports(results, load, self._import_request(work), self._text_of(state, work))
             return self._merge(state, work, without_orphans(mark_repeats(results)))
@@ -260,6 +261,8 @@ class PolicyCache:
         if self._watching is None:
             with self._lock:
                 if self._watching is None:
+                    from .watcher import Watching  # only the watch policy pays for it
+
                     self._watching = Watching(self.sources, getattr(loader, "expanders", None) or _expanders())
         return self._watching
 
@@ -580,6 +583,8 @@ def _imported_sections(
     meta: Meta, contents: Mapping[str, str], imports: Mapping[str, ImportSettings]
 ) -> tuple[Section, ...]:
     """The sections of *meta*, each file's imports inlined in it (an imported file is no section of its own)."""
+    from ..expand.imports import inline
+
     entries, expansions = meta["entries"], meta["expansions"]
     loaded = {e["source"] for e in entries}.__contains__
     failed = {k: r["reason"] for k, r in meta["skipped"].items() if r["via"] == "import"}

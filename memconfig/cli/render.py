@@ -40,7 +40,6 @@ from ..sources import build_sources
 from ..sources.redact import mask
 from ..sources.urls import local_path
 from .logs import cli_logging
-from .output import write_output
 from .progress import load_progress
 
 __all__ = ["add_arguments", "run"]
@@ -151,6 +150,8 @@ class _OutputFile:
             OSError: FILE could not be written; it is as it was (log it with :meth:`failed`).
         """
         _not_a_source(self.path, render, self._taker)
+        from .output import write_output  # only -o pays for it
+
         done = write_output(self.path, self._data(render), PER_RUN.get(self.name, ()))
         held = done.held  # the file's bytes: the new ones, or those it kept
         events.output_file(

@@ -260,6 +260,8 @@ def build_sources(config: Config) -> list[Source]:
 
 def _with_imports(config: Config, sources: list[Source]) -> list[Source]:
     """*sources* with the import settings each one follows (the config's ``imports``, the source's own over it)."""
+    if config.imports is None and all(item.imports is None for item in config.sources):
+        return sources
     from ..expand.imports import settings_for  # only configs that import pay for the module
 
     chosen = settings_for(config)
