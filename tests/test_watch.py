@@ -472,6 +472,51 @@ def test_a_discovery_from_the_working_directory_follows_it(
     assert pipeline.build(state).text == "root"
 
 
+def test_a_removed_working_directory_skips_the_discovery_as_revalidate_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The folder a discovery without `from` started in removed under the process (an agent's temp checkout):
+    every render completes, the discovery skipped (`not_found`, as under revalidate) and one `source_unwatched`
+    (reason `cwd_missing`); once the process is in a folder again its files are found, and watched."""
+    (tmp_path / "keep.md").write_text("keep\n", encoding="utf-8")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "AGENTS.md").write_text("in work\n", encoding="utf-8")
+    monkeypatch.chdir(work)
+    sources = ["keep.md", {"discover": {"names": ["AGENTS.md"], "root_markers": []}}]
+    pipeline = _pipeline(tmp_path, sources)
+    _armed(pipeline)
+    assert pipeline.build().text == "keep\n\nin work"
+    revalidate = Pipeline.from_config(
+        {"version": 1, "base_dir": str(tmp_path), "sources": sources, "formatter": {"preset": "plain"}}
+    )
+    (work / "AGENTS.md").unlink()
+    work.rmdir()
+    with capture_logs() as logs:
+        first = pipeline.build()
+        second = pipeline.build()
+    for result in (first, second):
+        assert result.text == "keep"
+        assert [(s.status, s.reason) for s in result.sources if s.source != "keep.md"] == [("skipped", "not_found")]
+    [skipped] = [e for e in logs if e["event"] == "source_skipped" and e["source"].startswith("discover:")]
+    assert (skipped["reason"], skipped["render_id"]) == ("not_found", first.render_id)
+    [unwatched] = [e for e in logs if e["event"] == "source_unwatched"]
+    assert unwatched["reason"] == "cwd_missing" and "working directory was removed" in unwatched["detail"]
+    assert unwatched["render_id"] == first.render_id
+    assert [(s.status, s.reason) for s in revalidate.build().sources] == [("loaded", None), ("skipped", "not_found")]
+    back = tmp_path / "back"
+    back.mkdir()
+    (back / "AGENTS.md").write_text("in back\n", encoding="utf-8")
+    monkeypatch.chdir(back)
+    assert pipeline.build().text == "keep\n\nin back"
+    watching = _watching(pipeline)
+    _eventually(lambda: watching.complete, "the discovery watched again")
+    seen = watching.changes
+    (back / "AGENTS.md").write_text("edited in back\n", encoding="utf-8")
+    _changed(pipeline, seen)
+    assert pipeline.build().text == "keep\n\nedited in back"
+
+
 def test_discovered_folders_and_imported_files_are_watched(tmp_path: Path, fs_calls: Callable[[], Any]) -> None:
     """A file imported by CLAUDE.md, and an AGENTS.override.md added in a folder a discovery walked, are seen."""
     root = tmp_path / "repo"

@@ -16,8 +16,8 @@ the previous version. Two things narrow the window: a source reported
 changed is checked with a ``stat`` on every render for :data:`RECENT` seconds
 after (a file being edited is usually edited again), and until a (re)started
 watcher is armed, and once when it is, every source is revalidated. Sources
-that cannot be watched — remote ones, an expander without the hook — are
-revalidated on every render; a watcher that cannot start (``watchfiles``
+that cannot be watched — remote ones, an expander without the hook, a
+discovery whose working directory was removed — are revalidated on every render; a watcher that cannot start (``watchfiles``
 missing, no inotify, too many watches) turns the whole cache to
 ``revalidate``. Each is one ``source_unwatched`` warning per source.
 """
@@ -203,14 +203,14 @@ class Watching:
         with self._lock:  # renders on other threads may be telling theirs
             spots = dict(self._spots)
             for source, where in found:
-                if where is not None:
+                if not isinstance(where, tuple):
                     spots[source.key] = where
+                    self._unwatched.discard(source.key)  # watchable again (a working directory back)
                     continue
                 spots.pop(source.key, None)
                 if source.key not in self._unwatched:
                     self._unwatched.add(source.key)
-                    detail = "not a local file or folder: revalidated on every render"
-                    self._unreported.append((source, "remote", detail))
+                    self._unreported.append((source, *where))
             if spots != self._spots:
                 self._spots = spots
                 self._index = _Index(spots)
@@ -221,21 +221,27 @@ class Watching:
                 self._restart(folders)
             self._report()
 
-    def _spots_of(self, source: Source, group: list[LoadResult]) -> frozenset[Spot] | None:
-        """Where *source* (declared) can change: ``None`` if it cannot be watched."""
-        base = _local(source)
+    def _spots_of(self, source: Source, group: list[LoadResult]) -> frozenset[Spot] | _Unwatchable:
+        """Where *source* (declared) can change, or why it cannot be watched (its ``source_unwatched`` reason)."""
+        try:
+            base = _local(source)
+        except OSError:  # a path relative to a working directory that was removed (a temp checkout deleted)
+            return _CWD_GONE
         if base is None:
-            return None
+            return _REMOTE
         if source.expander is None:
             spots = {Spot(base, "file")}
         else:
             hook = getattr(self._expanders.get(source.expander), "watched", None)
             places = hook(source) if hook is not None else None
             if places is None:
-                return None
+                return _REMOTE
             spots = set(places)
         for result in group:  # children of any kind (glob matches, discovered or imported files)
-            path = _local(result.source)
+            try:
+                path = _local(result.source)
+            except OSError:
+                return _CWD_GONE
             if path is not None:
                 spots.add(Spot(path, "file"))
         for spot in list(spots):  # a link's target changes without an event in the link's folder
@@ -350,6 +356,13 @@ class _Thread(threading.Thread):
                 owner._broke(self, exc)
 
 
+_Unwatchable = tuple[str, str]  # why a source is not watched: a source_unwatched reason and detail
+_REMOTE: _Unwatchable = ("remote", "not a local file or folder: revalidated on every render")
+_CWD_GONE: _Unwatchable = (
+    "cwd_missing",
+    "the working directory was removed: revalidated on every render until the process is in a folder again",
+)
+
 _Wanted = tuple[str, Callable[[str], bool] | None]  # a declared source, and which changed paths it takes
 
 
@@ -428,7 +441,10 @@ def _existing(folder: str) -> str:
 
 
 def _local(source: Source) -> str | None:
-    """*source*'s path on this machine's filesystem, or ``None`` (remote, in memory, chained)."""
+    """*source*'s path on this machine's filesystem, or ``None`` (remote, in memory, chained).
+
+    Raises ``OSError`` for a relative path while the working directory is gone.
+    """
     if source.chained:
         return None
     try:
