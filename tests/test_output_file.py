@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -11,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -248,6 +249,33 @@ def test_an_output_no_source_would_read_is_written(
     assert "Use tabs." in (tmp_path / output).read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize("watch", [pytest.param(False, id="once"), pytest.param(True, id="watch")])
+def test_a_glob_over_a_missing_archive_does_not_stop_the_write(
+    project: Path, write_config: WriteConfig, watch: bool
+) -> None:
+    """A chained glob (zip://*.md::missing.zip) is a skip in the render, and -o writes the file as usual: the check
+    for a file a glob would take never opens a filesystem that is not plain local (no "cannot write", no exit 74)."""
+    write_config({"version": 1, "sources": ["team.md", {"glob": "zip://*.md::missing.zip"}]})
+    out = project / "out.md"
+    if watch:
+        with _watching(project, "-o", "out.md") as (process, errors):
+            _eventually(lambda: out.exists() or process.poll() is not None, "the first write")
+            assert process.poll() is None, errors.read_text(encoding="utf-8")
+        assert process.returncode == 0
+        stderr = errors.read_text(encoding="utf-8")
+    else:
+        done = _render(project, "-o", "out.md")
+        assert done.returncode == 0, done.stderr
+        stderr = done.stderr
+    assert "cannot write" not in stderr and "error" not in stderr, stderr
+    assert "Use tabs." in out.read_text(encoding="utf-8")
+    logged = _events(project / "log.jsonl")
+    assert "output_written" in {e["event"] for e in logged}
+    assert "output_failed" not in {e["event"] for e in logged}
+    [skipped] = [e for e in logged if e["event"] == "source_skipped"][:1]
+    assert (skipped["source"], skipped["reason"]) == ("zip://*.md::missing.zip", "not_found")
+
+
 def _snapshot(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file() and p.name != "log.jsonl"}
 
@@ -339,6 +367,28 @@ def _eventually(check: Callable[[], bool], what: str) -> None:
         if time.monotonic() > deadline:
             pytest.fail(f"{what}: not within {HANG} s")
         time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def _watching(project: Path, *args: str) -> Iterator[tuple[subprocess.Popen[str], Path]]:
+    """``memconfig render ARGS --watch`` running in *project* (its stderr in a file), stopped by SIGINT at the end."""
+    errors = project / "stderr.txt"
+    environ = {k: v for k, v in os.environ.items() if not k.upper().startswith("MEMCONFIG_")}
+    command = [sys.executable, "-m", "memconfig", "render", "-c", "memconfig.yaml", *args, "--watch"]
+    with errors.open("w", encoding="utf-8") as stderr:
+        process = subprocess.Popen(
+            [*command, "--log-file", "log.jsonl"], cwd=project, env=environ, stderr=stderr, text=True
+        )
+    try:
+        yield process, errors
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+        process.wait(timeout=HANG)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=HANG)
+    assert "Traceback" not in errors.read_text(encoding="utf-8")
 
 
 def test_watch_outlives_a_failed_write_and_writes_the_file_once_it_can(project: Path) -> None:

@@ -201,7 +201,11 @@ def _taker(pipeline: Pipeline, config: Config) -> Callable[[str], str | None]:
     def taker(path: str) -> str | None:
         for source, expander in expanded:
             would_take = getattr(expander, "would_take", None)
-            if would_take is not None and would_take(source, path):
+            try:
+                taken = would_take is not None and would_take(source, path)
+            except Exception:  # it cannot say: its source cannot expand either, so reads nothing
+                taken = False  # (not a failed write: the output itself is fine)
+            if taken:
                 return source.key
         return None
 

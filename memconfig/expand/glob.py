@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from fsspec.implementations.local import LocalFileSystem
 from fsspec.utils import glob_translate
 
-from ..sources.urls import first_magic
+from ..sources.urls import first_magic, local_path
 from ..stages import Spot
 from .trees import holds_a_file
 
@@ -49,7 +49,11 @@ class GlobExpander:
         """Whether a local file at *path*, there or not yet, would be one of *source*'s matches.
 
         ``render -o`` asks it before writing, so that its output never becomes a source of the next render.
+        Only a plain local pattern can: any other is answered without opening its filesystem (a chained
+        one's would read its archive anew, over the network for ``zip://…::https://…``, on every write).
         """
+        if source.chained or local_path(source.url) is None:
+            return False
         fs, pattern = source.open_fs()
         if not isinstance(fs, LocalFileSystem):
             return False
