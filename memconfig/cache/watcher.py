@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from ..stages import LoadResult
     from .meta import Meta
 
-__all__ = ["RECENT", "Spot", "Watching"]  # Spot: the expanders' contract (memconfig.stages), here for old imports
+__all__ = ["RECENT", "Watching"]
 
 #: Seconds a source reported changed is still checked with a ``stat`` on every render.
 RECENT = 1.0
