@@ -97,6 +97,48 @@ def test_an_unchanged_gitignore_spawns_no_git_on_a_revalidating_render(repo: Pat
     assert pipeline.build().text == "top" and git_runs == []
 
 
+def test_a_gitignore_added_in_a_folder_between_the_start_and_a_deeper_level_is_seen(
+    repo: Path, git_runs: list[list[str]]
+) -> None:
+    """a/b/deep/ is the third level of the search: a new a/.gitignore saying deep/ (neither the start folder's nor
+    the level's own folders') leaves it out at the next render, in this pipeline and in a new one."""
+    write(repo / "a" / "b" / "deep" / "AGENTS.md", "in b/deep\n")
+    pipeline = _pipeline(repo)
+    assert pipeline.build().text.split("\n\n") == ["top", "in a", "in deep", "in b/deep"]
+    git_runs.clear()
+    assert pipeline.build().text.split("\n\n") == ["top", "in a", "in deep", "in b/deep"]
+    assert git_runs == []
+    write(repo / "a" / ".gitignore", "b/deep/\n")
+    assert pipeline.build().text.split("\n\n") == ["top", "in a", "in deep"]
+    assert _pipeline(repo).build().text.split("\n\n") == ["top", "in a", "in deep"]
+    write(repo / "a" / ".gitignore", "deep/\n")  # now a/deep/ as well
+    assert pipeline.build().text.split("\n\n") == ["top", "in a"]
+
+
+def test_an_edited_core_excludes_file_is_seen(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, git_runs: list[list[str]]
+) -> None:
+    """core.excludesFile = ~/.gitignore_global (GitHub's suggestion), outside every other input: an edit of that
+    file leaves out what it now ignores at the next render; while it is unchanged no git runs."""
+    home = tmp_path / "home"
+    write(home / ".gitconfig", "[core]\n\texcludesFile = ~/.gitignore_global\n")
+    write(home / ".gitignore_global", "")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    pipeline = _pipeline(repo)
+    assert pipeline.build().text.split("\n\n") == ["top", "in a", "in deep"]
+    git_runs.clear()
+    assert pipeline.build().text.split("\n\n") == ["top", "in a", "in deep"]
+    assert git_runs == []
+    write(home / ".gitignore_global", "deep/\n")
+    assert pipeline.build().text.split("\n\n") == ["top", "in a"]
+    git_runs.clear()
+    write(home / "other_ignore", "a/\n")
+    write(home / ".gitconfig", "[core]\n\texcludesFile = ~/other_ignore\n")  # another file named
+    assert pipeline.build().text == "top"
+    assert any("config" in run for run in git_runs)
+
+
 def test_abuild_gives_the_sync_render_s_text_and_events(repo: Path) -> None:
     """Off the loop or inline, one core: the same text, and the walk's events carry the render's id."""
     with capture_logs() as logs:

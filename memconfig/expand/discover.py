@@ -32,13 +32,13 @@ import codecs
 import errno
 import os
 import stat
-import subprocess
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import events
 from ..sources.urls import first_magic, literal_folder
 from ..stages import Spot
+from . import gitignore
 from .trees import holds_a_file
 
 if TYPE_CHECKING:
@@ -58,7 +58,6 @@ __all__ = [
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 _CHUNK = 1 << 16
 _SKIPPED_BELOW = frozenset({".git"})  # never searched by the downward scan
-_GIT_TIMEOUT = 10.0
 _PATTERN_FLAGS = 0  # set on first use: wcmatch is imported only by a discovery with patterns
 
 #: What makes a folder a project root when nothing says otherwise: discoveries, imports and rules alike.
@@ -485,8 +484,9 @@ def _below(start: str, max_dirs: int, respect_gitignore: bool) -> tuple[list[str
     """Up to *max_dirs* folders below *start*, breadth-first, in name order; ``.git`` and symlinked folders left out.
 
     With *respect_gitignore*, folders git ignores are left out with what is below
-    them (``git check-ignore``, asked once per level); when git cannot say (not a
-    repository, git missing), nothing is left out. Also whether the limit left
+    them (``git check-ignore``, asked once per level, its answer kept while it holds:
+    :mod:`memconfig.expand.gitignore`); when git cannot say (not a repository, git
+    missing), nothing is left out. Also whether the limit left
     folders out: at an exact fit the next level is listed to tell.
     """
     found: list[str] = []
@@ -501,7 +501,7 @@ def _below(start: str, max_dirs: int, respect_gitignore: bool) -> tuple[list[str
                 continue
             below += [os.path.join(folder, n) for n in names if n not in _SKIPPED_BELOW]
         if respect_gitignore and below:
-            ignored = _ignored(start, below)
+            ignored = gitignore.ignored(start, below)
             below = [folder for folder in below if folder not in ignored]
         room = max_dirs - len(found)
         if len(below) > room:
@@ -509,81 +509,3 @@ def _below(start: str, max_dirs: int, respect_gitignore: bool) -> tuple[list[str
         found += below
         level = below
     return found, False
-
-
-def _ignored(start: str, paths: list[str]) -> set[str]:
-    """Which of *paths* (folders) git ignores, asked of ``git check-ignore`` in *start*; empty when git cannot say.
-
-    An answer is kept while what it depends on is as it was (:func:`_ignore_inputs`): an unchanged render
-    of a downward search costs a ``stat`` per folder, not a ``git`` process per level.
-    """
-    key = (start, tuple(paths))
-    inputs = _ignore_inputs(start, paths)
-    kept = _IGNORED.get(key)
-    if kept is not None and inputs is not None and kept[0] == inputs:
-        return set(kept[1])
-    given = "".join(f"{p}/\0" for p in paths)  # a trailing slash: each is matched as a directory
-    try:
-        done = subprocess.run(
-            ["git", "-C", start, "check-ignore", "--stdin", "-z"],
-            input=given.encode("utf-8", "surrogateescape"),
-            capture_output=True,
-            timeout=_GIT_TIMEOUT,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):  # git missing, or too slow: asked again next time
-        return set()
-    answered = done.stdout.decode("utf-8", "surrogateescape").split("\0")
-    # 1: nothing ignored; 128: not a repository (a .git appearing changes the inputs)
-    found = {path.rstrip("/") for path in answered if path} if done.returncode in (0, 1) else set()
-    if inputs is not None and done.returncode in (0, 1, 128):
-        if len(_IGNORED) >= _IGNORED_KEPT:
-            _IGNORED.clear()  # bounded; a search asks again once
-        _IGNORED[key] = (inputs, frozenset(found))
-    return found
-
-
-_IGNORED: dict[tuple[str, tuple[str, ...]], tuple[tuple[object, ...], frozenset[str]]] = {}
-_IGNORED_KEPT = 256  # answers kept (a level of a search each)
-_GIT_CONFIGS = ("/etc/gitconfig", "~/.gitconfig")  # and $XDG_CONFIG_HOME/git/{config,ignore} (~/.config)
-
-
-def _ignore_inputs(start: str, paths: list[str]) -> tuple[object, ...] | None:
-    """What git's ignore answer for *paths* below *start* depends on, as ``stat`` versions; ``None``: not known.
-
-    The ``.gitignore`` (and ``.git``) of *start* and each of its ancestors, the ``.gitignore`` of each folder
-    holding one of *paths*, the repository's ``info/exclude`` and ``config``, the user's and the system's git
-    config and global ignore file, and the ``GIT_*``, ``HOME`` and ``XDG_CONFIG_HOME`` variables. Not known
-    (asked every time) in a linked worktree or submodule, whose ``.git`` is a file pointing elsewhere. A
-    ``core.excludesFile`` outside those places is seen changed once one of them changes.
-    """
-    versions: list[object] = [sorted((k, v) for k, v in os.environ.items() if k.startswith("GIT_"))]
-    versions += [os.environ.get("HOME"), os.environ.get("XDG_CONFIG_HOME")]
-    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-    configs = [os.path.expanduser(path) for path in _GIT_CONFIGS] + [os.path.join(xdg, "git", "config")]
-    versions += [_version(path) for path in (*configs, os.path.join(xdg, "git", "ignore"))]
-    folder = start
-    while True:
-        git = _version(os.path.join(folder, ".git"))
-        if git is not None and not git[0]:
-            return None  # a .git file: the repository's own files are elsewhere
-        versions += [git is not None, _version(os.path.join(folder, ".gitignore"))]  # .git: there or not
-        if git is not None:
-            versions += [_version(os.path.join(folder, ".git", "info", "exclude"))]
-            versions += [_version(os.path.join(folder, ".git", "config"))]
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            break
-        folder = parent
-    holding = sorted({os.path.dirname(path) for path in paths} - {start})
-    versions += [(holder, _version(os.path.join(holder, ".gitignore"))) for holder in holding]
-    return tuple(versions)
-
-
-def _version(path: str) -> tuple[bool, int, int, int] | None:
-    """Whether *path* is a folder, and its inode, size and modification time; ``None`` if it is not there."""
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return (stat.S_ISDIR(info.st_mode), info.st_ino, info.st_size, info.st_mtime_ns)
