@@ -1,4 +1,11 @@
-"""``render -o FILE``: the output written to a file atomically, and left untouched when it would not change.
+"""``render -o FILE``: the output written to a file, never onto one the run reads, atomically, and logged.
+
+A file the run reads or writes is refused (exit 2, nothing written): the
+config, its credentials or template file, the log (:func:`check_output`,
+before anything is read), and a source of the render however reached (a
+link, a hard link, a glob, a discovery, an import) or a file a glob or a
+discovery would take once written (:meth:`OutputFile.check`, on every
+write): each write would put the prompt into the next render.
 
 Generated files (``AGENTS.md``, ``CLAUDE.md``) are read by other tools at any
 moment: a reader must see the old file or the new one, never half of one. So
@@ -15,18 +22,180 @@ target is replaced, the link stays.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import hashlib
 import json
 import os
 import stat
 import tempfile
-from collections.abc import Collection
-from typing import Any, NamedTuple
+from collections.abc import Callable, Collection, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-__all__ = ["Outcome", "write_output"]
+from .. import events
+from ..cache import PolicyCache
+from ..exceptions import ConfigError
+from ..expand import EXPANDERS
+from ..sources.redact import mask
+from ..sources.urls import local_path
 
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..pipeline import Pipeline
+    from ..render import Render
+
+__all__ = ["PER_RUN", "Outcome", "OutputFile", "check_output", "write_output"]
+
+PER_RUN: Mapping[str, tuple[str, ...]] = {"json": ("render_id", "counts")}
+"""A format's top-level keys that differ on every run (its id, what the cache did) with the same prompt and
+sources: ``-o`` leaves a file that differs from the new output only in them untouched."""
 PER_RUN_SLACK = 4096
 """How many bytes larger than the new output a file may be and still hold it but for per-run keys (an id, counts)."""
+
+
+class OutputFile:
+    """``-o FILE``: a render's output (*output*: its text in format *name*) written to FILE unless a source reads
+    it, each write logged (written, unchanged, or failed).
+
+    The sources are the pipeline's own (those its renders read, as they were built), and so are its expanders.
+    """
+
+    def __init__(self, path: str, name: str, output: Callable[[Render], str], pipeline: Pipeline) -> None:
+        self.path = path
+        self.name = name
+        self._output = output
+        cache = pipeline.cache
+        assert isinstance(cache, PolicyCache)  # Pipeline.from_config's
+        expanders = getattr(pipeline.loader, "expanders", None) or EXPANDERS
+        self._expanded = [(s, expanders.get(s.expander)) for s in cache.sources if s.expander is not None]
+
+    def check(self, render: Render) -> None:
+        """Refuse to write a file *render* read (declared, a glob's match, discovered, imported), or one a glob or
+        a discovery would take once it is there: each write would put the prompt into the next render (under
+        --watch, without end). A link or a hard link to one is caught too.
+
+        Raises:
+            ConfigError: FILE is one of those (it is left as it is).
+        """
+        output = _File(self.path)
+        for record in render.sources:
+            local = local_path(record.url)  # a glob's or a discovery's matches are file:// URLs
+            if local is not None and output.is_(local):
+                raise ConfigError(
+                    f"-o {self.path} is a source of this config ({record.source}): writing it would put the prompt "
+                    "into the next render; write the output elsewhere, or leave it out of the sources"
+                )
+        taken_by = self._taker(self.path)
+        if taken_by is not None:
+            raise ConfigError(
+                f"-o {self.path} is a file this config's source {taken_by} looks for: once written it would be read, "
+                "putting the prompt into the next render; write the output elsewhere"
+            )
+
+    def write(self, render: Render) -> None:
+        """Write *render*'s output to FILE (``output_written`` or ``output_unchanged``), once :meth:`check` passes.
+
+        Raises:
+            ConfigError: FILE is a source (see :meth:`check`); nothing is written.
+            OSError: FILE could not be written; it is as it was (log it with :meth:`failed`).
+        """
+        self.check(render)
+        done = write_output(self.path, self._data(render), PER_RUN.get(self.name, ()))
+        held = done.held  # the file's bytes: the new ones, or those it kept
+        events.output_file(
+            done.written, self.path, self.name, len(held), hashlib.sha256(held).hexdigest(), render.render_id
+        )
+
+    def failed(self, render: Render, exc: OSError) -> None:
+        """``output_failed``: *render*'s output could not be written, for the reason *exc* gives."""
+        data = self._data(render)
+        digest = hashlib.sha256(data).hexdigest()
+        events.output_failed(self.path, self.name, len(data), digest, self.reason(exc), render.render_id)
+
+    @staticmethod
+    def reason(exc: OSError) -> str:
+        """What a failed write's error says: the file and why (``out/AGENTS.md: No space left on device``)."""
+        return exc.strerror or str(exc)
+
+    def _data(self, render: Render) -> bytes:
+        return self._output(render).encode("utf-8")
+
+    def _taker(self, path: str) -> str | None:
+        """The declared source whose expander would take a file at *path* (its ``would_take``), as of its last
+        expansion; ``None`` if none would."""
+        for source, expander in self._expanded:
+            would_take = getattr(expander, "would_take", None)
+            try:
+                taken = would_take is not None and would_take(source, path)
+            except Exception:  # it cannot say: its source cannot expand either, so reads nothing
+                taken = False  # (not a failed write: the output itself is fine)
+            if taken:
+                return source.key
+        return None
+
+
+def check_output(path: str, config: Config, args: argparse.Namespace) -> None:
+    """Refuse, before anything is read or written, an output that is no file name, a folder, or a file this run
+    itself reads or writes: the config, its credentials or template, the log (each would be replaced).
+
+    Raises:
+        ConfigError: it is one of those.
+    """
+    if not path:
+        raise ConfigError("-o needs a file name")
+    if os.path.isdir(path):
+        raise ConfigError(
+            f"-o {path} is a folder: give the file to write in it, e.g. -o {os.path.join(path, 'AGENTS.md')}"
+        )
+    output = _File(path)
+    for what, other in _own_files(config, args):
+        if output.is_(other):
+            shown = mask(other, config.secret_values)  # a path from ${VAR}s is shown as the log's is
+            raise ConfigError(f"-o {path} is {what} ({shown}): writing it would replace it; write the output elsewhere")
+
+
+def _own_files(config: Config, args: argparse.Namespace) -> Iterator[tuple[str, str]]:
+    """The local files this run reads or writes besides the sources, each with what it is."""
+    if config.file is not None and config.file != "<stdin>":
+        yield "the config file", config.file
+    named = {
+        "credentials_file": config.credentials_file,
+        "formatter.template_file": config.formatter.template_file,
+        "formatter.tokens.encoding_file": config.formatter.tokens.encoding_file,
+        "logging.file": config.logging.file,
+    }
+    for key, value in named.items():
+        if value:
+            yield key, str(config.resolve_path(value))
+    if args.log_file:
+        yield "the --log-file", args.log_file
+    if args.system_file not in (None, "-"):
+        yield "the --system-file", args.system_file
+
+
+class _File:
+    """A file given on the command line, compared with others as the file itself: links followed, hard links seen."""
+
+    def __init__(self, path: str) -> None:
+        self.real = os.path.realpath(path)
+        try:
+            info = os.stat(self.real)
+        except OSError:
+            self.id: tuple[int, int] | None = None  # not there yet: only a path can name it
+        else:
+            self.id = (info.st_dev, info.st_ino)
+
+    def is_(self, other: str) -> bool:
+        """Whether *other* names this file (or, if it is not there yet, the same path once links are followed)."""
+        if os.path.realpath(other) == self.real:
+            return True
+        if self.id is None:
+            return False
+        try:
+            info = os.stat(other)
+        except OSError:
+            return False
+        return (info.st_dev, info.st_ino) == self.id
 
 
 class Outcome(NamedTuple):

@@ -4,12 +4,9 @@
 the prompt as it is; the others print JSON (keys in a fixed order, UTF-8, a
 newline at the end): ``json`` the render itself, ``openai`` and ``anthropic``
 the keyword arguments of that SDK's call. ``-o FILE`` writes it to FILE
-instead, atomically, leaving FILE untouched when it would not change
-(:mod:`memconfig.cli.output`), and refuses (exit 2, nothing written) a FILE
-that is a folder or a file the run reads or writes — a source however reached
-(a link, a hard link, a glob, a discovery, an import; or a file a glob or a
-discovery would take once written), the config, its
-credentials or template file, the log; ``--watch`` then keeps FILE current, rendering
+instead (:mod:`memconfig.cli.output`: atomically, left untouched when it would
+not change, refused — exit 2, nothing written — when it is a folder or a file
+the run reads or writes); ``--watch`` then keeps FILE current, rendering
 again on every change of a source (the ``watch`` cache policy's watcher),
 until Ctrl-C or SIGTERM, which exit 0. The config file itself is not watched:
 a changed config takes a restart (it may change what is read, and where the
@@ -20,36 +17,29 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import io
 import json
-import os
 import signal
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, Protocol, cast
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from .. import events
 from ..append import APPENDERS, appender_for
 from ..config import MAX_CONFIG_BYTES, Config
 from ..exceptions import ConfigError, MemconfigError
-from ..expand import EXPANDERS
 from ..pipeline import Pipeline
 from ..render import Render
-from ..sources import build_sources
-from ..sources.redact import mask
-from ..sources.urls import local_path
 from .logs import cli_logging
 from .progress import load_progress
+
+if TYPE_CHECKING:
+    from .output import OutputFile
 
 __all__ = ["add_arguments", "run"]
 
 HELP = "print the system prompt with the memory block added"
 TEXT = "text"
 STDOUT = "-"  # -o -: print, as without -o (a file named '-' is -o ./-)
-PER_RUN: Mapping[str, tuple[str, ...]] = {"json": ("render_id", "counts")}
-"""A format's top-level keys that differ on every run (its id, what the cache did) with the same prompt and
-sources: ``-o`` leaves a file that differs from the new output only in them untouched."""
 
 
 class _Printable(Protocol):
@@ -97,25 +87,27 @@ def run(config: Config, args: argparse.Namespace) -> int:
     name = _format(config, args)
     path = _output_path(args)
     if path is not None:
-        _check_output(path, config, args)
+        from .output import check_output  # only -o pays for the module
+
+        check_output(path, config, args)
     if args.watch:
         config = _watched(config, path)
     with cli_logging(config, args):
         pipeline = Pipeline.from_config(config)
         system = _read_system(args)
         printer = cast(_Printable, appender_for(name, config))
-        output = (
-            None
-            if path is None
-            else _OutputFile(path, name, lambda r: printer.output(system, r), _taker(pipeline, config))
-        )
-        if output is not None and args.watch:
-            return _keep_current(pipeline, output, args.paths, config.cache.ttl)
-        with load_progress(args):  # a bar on the terminal, should the sources take a while
-            render = pipeline.build(paths=args.paths)
-        if output is None:
+        if path is None:
+            with load_progress(args):  # a bar on the terminal, should the sources take a while
+                render = pipeline.build(paths=args.paths)
             _write_all(_text(printer.output(system, render)))
             return 0
+        from .output import OutputFile
+
+        output = OutputFile(path, name, lambda r: _text(printer.output(system, r)), pipeline)
+        if args.watch:
+            return _keep_current(pipeline, output, args.paths, config.cache.ttl)
+        with load_progress(args):
+            render = pipeline.build(paths=args.paths)
         try:
             output.write(render)
         except OSError as exc:  # exit 74 (main), once it is logged
@@ -126,150 +118,6 @@ def run(config: Config, args: argparse.Namespace) -> int:
 
 def _text(out: str | Mapping[str, Any]) -> str:
     return out if isinstance(out, str) else json.dumps(out, ensure_ascii=False, indent=2) + "\n"
-
-
-class _OutputFile:
-    """``-o FILE``: a render's output written to FILE, and each write logged (written, unchanged, or failed)."""
-
-    def __init__(
-        self,
-        path: str,
-        name: str,
-        output: Callable[[Render], str | Mapping[str, Any]],
-        taker: Callable[[str], str | None] = lambda path: None,
-    ) -> None:
-        self.path = path
-        self.name = name
-        self._output = output
-        self._taker = taker  # the declared source that would read a file at a path, if one would
-
-    def write(self, render: Render) -> None:
-        """Write *render*'s output to FILE (``output_written`` or ``output_unchanged``).
-
-        Raises:
-            OSError: FILE could not be written; it is as it was (log it with :meth:`failed`).
-        """
-        _not_a_source(self.path, render, self._taker)
-        from .output import write_output  # only -o pays for it
-
-        done = write_output(self.path, self._data(render), PER_RUN.get(self.name, ()))
-        held = done.held  # the file's bytes: the new ones, or those it kept
-        events.output_file(
-            done.written, self.path, self.name, len(held), hashlib.sha256(held).hexdigest(), render.render_id
-        )
-
-    def failed(self, render: Render, exc: OSError) -> None:
-        """``output_failed``: *render*'s output could not be written, for the reason *exc* gives."""
-        data = self._data(render)
-        digest = hashlib.sha256(data).hexdigest()
-        events.output_failed(self.path, self.name, len(data), digest, _reason(exc), render.render_id)
-
-    def _data(self, render: Render) -> bytes:
-        return _text(self._output(render)).encode("utf-8")
-
-
-def _reason(exc: OSError) -> str:
-    """What :func:`write_output`'s error says: the file and why (``out/AGENTS.md: No space left on device``)."""
-    return exc.strerror or str(exc)
-
-
-def _not_a_source(path: str, render: Render, taker: Callable[[str], str | None]) -> None:
-    """Refuse to write a file the render read (declared, a glob's match, discovered, imported), or one a glob or a
-    discovery would take once it is there: each write would put the prompt into the next render (under --watch,
-    without end). A link or a hard link to one is caught too."""
-    output = _File(path)
-    for record in render.sources:
-        local = local_path(record.url)  # a glob's or a discovery's matches are file:// URLs
-        if local is not None and output.is_(local):
-            raise ConfigError(
-                f"-o {path} is a source of this config ({record.source}): writing it would put the prompt into "
-                "the next render; write the output elsewhere, or leave it out of the sources"
-            )
-    taken_by = taker(path)
-    if taken_by is not None:
-        raise ConfigError(
-            f"-o {path} is a file this config's source {taken_by} looks for: once written it would be read, putting "
-            "the prompt into the next render; write the output elsewhere"
-        )
-
-
-def _taker(pipeline: Pipeline, config: Config) -> Callable[[str], str | None]:
-    """Which declared source's expander would take a file at a path (its ``would_take``), as of its last expansion."""
-    expanders = getattr(pipeline.loader, "expanders", None) or EXPANDERS
-    expanded = [(s, expanders.get(s.expander)) for s in build_sources(config) if s.expander is not None]
-
-    def taker(path: str) -> str | None:
-        for source, expander in expanded:
-            would_take = getattr(expander, "would_take", None)
-            try:
-                taken = would_take is not None and would_take(source, path)
-            except Exception:  # it cannot say: its source cannot expand either, so reads nothing
-                taken = False  # (not a failed write: the output itself is fine)
-            if taken:
-                return source.key
-        return None
-
-    return taker
-
-
-def _check_output(path: str, config: Config, args: argparse.Namespace) -> None:
-    """Refuse, before anything is read or written, an output that is no file name, a folder, or a file this run
-    itself reads or writes: the config, its credentials or template, the log (each would be replaced)."""
-    if not path:
-        raise ConfigError("-o needs a file name")
-    if os.path.isdir(path):
-        raise ConfigError(
-            f"-o {path} is a folder: give the file to write in it, e.g. -o {os.path.join(path, 'AGENTS.md')}"
-        )
-    output = _File(path)
-    for what, other in _own_files(config, args):
-        if output.is_(other):
-            shown = mask(other, config.secret_values)  # a path from ${VAR}s is shown as the log's is
-            raise ConfigError(f"-o {path} is {what} ({shown}): writing it would replace it; write the output elsewhere")
-
-
-def _own_files(config: Config, args: argparse.Namespace) -> Iterator[tuple[str, str]]:
-    """The local files this run reads or writes besides the sources, each with what it is."""
-    if config.file is not None and config.file != "<stdin>":
-        yield "the config file", config.file
-    named = {
-        "credentials_file": config.credentials_file,
-        "formatter.template_file": config.formatter.template_file,
-        "formatter.tokens.encoding_file": config.formatter.tokens.encoding_file,
-        "logging.file": config.logging.file,
-    }
-    for key, value in named.items():
-        if value:
-            yield key, str(config.resolve_path(value))
-    if args.log_file:
-        yield "the --log-file", args.log_file
-    if args.system_file not in (None, "-"):
-        yield "the --system-file", args.system_file
-
-
-class _File:
-    """A file given on the command line, compared with others as the file itself: links followed, hard links seen."""
-
-    def __init__(self, path: str) -> None:
-        self.real = os.path.realpath(path)
-        try:
-            info = os.stat(self.real)
-        except OSError:
-            self.id: tuple[int, int] | None = None  # not there yet: only a path can name it
-        else:
-            self.id = (info.st_dev, info.st_ino)
-
-    def is_(self, other: str) -> bool:
-        """Whether *other* names this file (or, if it is not there yet, the same path once links are followed)."""
-        if os.path.realpath(other) == self.real:
-            return True
-        if self.id is None:
-            return False
-        try:
-            info = os.stat(other)
-        except OSError:
-            return False
-        return (info.st_dev, info.st_ino) == self.id
 
 
 def _output_path(args: argparse.Namespace) -> str | None:
@@ -292,7 +140,7 @@ def _watched(config: Config, path: str | None) -> Config:
     return config.model_copy(update={"cache": config.cache.model_copy(update={"policy": "watch"})})
 
 
-def _keep_current(pipeline: Pipeline, output: _OutputFile, paths: Sequence[str] | None, every: float) -> int:
+def _keep_current(pipeline: Pipeline, output: OutputFile, paths: Sequence[str] | None, every: float) -> int:
     """Render and write *output* now and after every reported change, until SIGINT or SIGTERM (then 0).
 
     Sources that cannot be watched (remote ones) are revalidated every *every* seconds (``cache.ttl``).
@@ -341,13 +189,13 @@ def _keep_current(pipeline: Pipeline, output: _OutputFile, paths: Sequence[str] 
 _POLL = 1.0  # seconds between renders while the watcher is not reporting (starting, or failed), and between writes
 
 
-def _try_write(output: _OutputFile, render: Render, told: str | None) -> str | None:
+def _try_write(output: OutputFile, render: Render, told: str | None) -> str | None:
     """Write *render* to *output*: ``None`` if it was written, else the failure, printed and logged unless it is
     *told* (the same write failing the same way as last time)."""
     try:
         output.write(render)
     except OSError as exc:
-        reason = _reason(exc)
+        reason = output.reason(exc)
         if reason != told:
             output.failed(render, exc)
             print(
