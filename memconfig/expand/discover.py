@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import codecs
 import errno
+import functools
 import os
 import stat
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ from .. import events
 from ..sources.urls import first_magic, literal_folder
 from ..stages import Spot
 from . import gitignore
-from .trees import holds_a_file
+from .trees import Reach, holds_a_file
 
 if TYPE_CHECKING:
     from ..sources import Source
@@ -294,47 +295,13 @@ class _PatternMatch:
         relative = os.path.relpath(path, self.folder).replace(os.sep, "/")
         if _matches(relative, self.pattern):
             return True
-        return _reaches(relative.split("/"), _Segments.of(self.pattern)) and holds_a_file(path)
+        return _reach(self.pattern).reaches(relative.split("/")) and holds_a_file(path)
 
 
-@dataclass(frozen=True, slots=True)
-class _Segments:
-    """A pattern's ``/``-separated segments, for telling which folders it can reach.
-
-    A pattern with braces (``{a,b/c}``) is cut by its slashes only roughly, so
-    its folder names are not checked, only how deep it goes.
-    """
-
-    parts: tuple[str, ...]
-    globstar: int | None  # the first ``**`` segment: any folder, at any depth, from there on
-    braces: bool
-
-    @staticmethod
-    def of(pattern: str) -> _Segments:
-        parts = tuple(pattern.split("/"))
-        braces = "{" in pattern
-        star = next((i for i, part in enumerate(parts) if part == "**"), None)
-        return _Segments(parts, 0 if braces and "**" in pattern else star, braces)
-
-    def holds_matches(self, depth: int) -> bool:
-        """Whether a folder *depth* segments below the walked folder can hold a matching file directly."""
-        if self.braces or (self.globstar is not None and depth >= self.globstar):
-            return True
-        return depth == len(self.parts) - 1
-
-
-def _reaches(relative: list[str], segments: _Segments) -> bool:
-    """Whether the folder at *relative* (its names below the walked folder) can hold a match, or lead to one."""
-    for i, name in enumerate(relative):
-        if name == ".git" or name in ("", ".", ".."):
-            return False
-        if segments.globstar is not None and i >= segments.globstar:
-            continue
-        if i >= len(segments.parts) - 1:
-            return False  # deeper than the pattern's folders
-        if not segments.braces and not _matches(name, segments.parts[i]):
-            return False
-    return True
+@functools.lru_cache(maxsize=256)
+def _reach(pattern: str) -> Reach:
+    """The folders *pattern* can reach below the folder it is relative to (braces: how deep only)."""
+    return Reach.of(pattern.split("/"), _matches, braces=True)
 
 
 def _pick(folder: str, spec: DiscoverSpec, source: Source | None) -> list[str]:
@@ -381,7 +348,7 @@ def _matched(folder: str, pattern: str, spec: DiscoverSpec, source: Source | Non
     if first_magic(pattern.split("/"), braces=True) is None:
         return [os.path.join(folder, pattern)]  # a plain relative path: one candidate, checked like a name
     below = literal_folder(pattern, braces=True)
-    segments = _Segments.of(pattern)
+    reach = _reach(pattern)
     found: list[str] = []
     over = False
     stack = [below.split("/") if below else []]
@@ -393,7 +360,7 @@ def _matched(folder: str, pattern: str, spec: DiscoverSpec, source: Source | Non
                 entries = sorted(listing, key=lambda e: e.name)
         except OSError:
             continue
-        holds = segments.holds_matches(len(relative))
+        holds = reach.holds_matches(len(relative))
         deeper = []
         for entry in entries:
             try:
@@ -401,7 +368,7 @@ def _matched(folder: str, pattern: str, spec: DiscoverSpec, source: Source | Non
             except OSError:
                 continue
             if is_dir:  # a link to a folder is neither entered nor a match, as os.walk leaves it
-                if not entry.is_symlink() and _reaches([*relative, entry.name], segments):
+                if not entry.is_symlink() and reach.reaches([*relative, entry.name]):
                     deeper.append([*relative, entry.name])
             elif holds and _matches("/".join([*relative, entry.name]), pattern):
                 found.append(entry.path)

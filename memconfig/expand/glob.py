@@ -20,7 +20,7 @@ from fsspec.utils import glob_translate
 
 from ..sources.urls import first_magic, local_path
 from ..stages import Spot
-from .trees import holds_a_file
+from .trees import Reach, holds_a_file
 
 if TYPE_CHECKING:
     from ..sources import Source
@@ -76,8 +76,8 @@ class GlobExpander:
             return [Spot(path, "file")]
         folder = "/".join(parts[:magic]) or "/"
         tree = magic < len(parts) - 1
-        below = tuple(parts[magic:]) if tree else ()
-        return [Spot(folder, "tree" if tree else "folder", _Matching(glob_translate(path), folder, below))]
+        reach = Reach.of(parts[magic:], _name_matches) if tree else None
+        return [Spot(folder, "tree" if tree else "folder", _Matching(glob_translate(path), folder, reach))]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,25 +92,19 @@ class _Matching:
 
     regex: str  # the pattern's, as fsspec's glob matches it
     folder: str  # the watched folder
-    below: tuple[str, ...]  # a tree's: the pattern's parts after it
+    reach: Reach | None  # a tree's: the folders below it the pattern's parts after it reach
 
     def __call__(self, path: str) -> bool:
         if _compiled(self.regex).match(path) is not None:
             return True
-        return bool(self.below) and self._reaches(path) and holds_a_file(path)
+        if self.reach is None:
+            return False
+        return self.reach.reaches(os.path.relpath(path, self.folder).split(os.sep)) and holds_a_file(path)
 
-    def _reaches(self, path: str) -> bool:
-        """Whether the folder *path* can hold a match, or lead to one."""
-        relative = os.path.relpath(path, self.folder).split(os.sep)
-        anywhere = False  # below a ``**``: any folder
-        for i, name in enumerate(relative):
-            if name in (".git", "..", ".", ""):
-                return False
-            if anywhere or (i < len(self.below) and self.below[i] == "**"):
-                anywhere = True
-            elif i >= len(self.below) - 1 or _compiled(glob_translate(self.below[i])).match(name) is None:
-                return False
-        return True
+
+def _name_matches(name: str, part: str) -> bool:
+    """Whether a folder *name* matches one part of a glob, as fsspec reads it (``{`` a plain character)."""
+    return _compiled(glob_translate(part)).match(name) is not None
 
 
 @functools.lru_cache(maxsize=256)

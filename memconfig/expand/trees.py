@@ -1,16 +1,76 @@
-"""What an expander's watched tree takes as a new folder: one that already holds a file.
+"""Where a pattern's matches can be below a folder: the folders it reaches, and what its watch spot is.
 
-A folder made empty (``mkdir -p build/x``) cannot hold a match yet, and what
-is made in it later is seen as it comes (a recursive watch takes a new folder
-in); a folder moved in whole can. So a watched tree counts a new folder only
-when a file is already below it: an empty ``mkdir`` re-renders nothing.
+Read the same way for a glob (fsspec's wildcards) and a discovery's patterns
+(wcmatch's, with braces); they differ only in how one folder name is matched
+against one segment. A ``**`` segment matches any folder at any depth, so a
+pattern with one (``notes/**``, ``docs/**/*.md``) is watched as a tree, and one
+with a single wildcard part (``rules/*.md``) as its folder's entries.
+
+A watched tree takes a new folder only where the pattern reaches and once a
+file is already below it: a folder made empty (``mkdir -p build/x``) cannot hold
+a match yet, and what is made in it later is seen as it comes (a recursive
+watch takes a new folder in); a folder moved in whole can. So an empty
+``mkdir`` re-renders nothing.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
-__all__ = ["holds_a_file"]
+__all__ = ["Reach", "holds_a_file"]
+
+_NEVER = frozenset({".git", "", ".", ".."})  # never entered: a git commit's object folders, no way up
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """Which folders below the one a pattern is relative to can hold one of its matches, or lead to one.
+
+    Attributes:
+        parts: the pattern's ``/``-separated segments from that folder.
+        name_matches: whether a folder name matches a segment; ``None``: names are not checked,
+            only how deep the pattern goes (a discovery's brace pattern, cut by its slashes only roughly).
+        globstar: the first ``**`` segment: any folder, at any depth, from there on.
+    """
+
+    parts: tuple[str, ...]
+    name_matches: Callable[[str, str], bool] | None
+    globstar: int | None
+
+    @staticmethod
+    def of(parts: Sequence[str], name_matches: Callable[[str, str], bool], *, braces: bool = False) -> Reach:
+        """The reach of a pattern's *parts*; with *braces* (``{a,b/c}`` seen), folder names are not checked."""
+        found = tuple(parts)
+        if braces and any("{" in part for part in found):
+            star = 0 if any("**" in part for part in found) else None
+            return Reach(found, None, star)
+        return Reach(found, name_matches, next((i for i, part in enumerate(found) if part == "**"), None))
+
+    def reaches(self, relative: Sequence[str]) -> bool:
+        """Whether the folder at *relative* (its names below the pattern's folder) can hold a match, or lead to one.
+
+        Never ``.git`` (nor ``..``, ``.``, an empty name); below a ``**`` any folder;
+        else one segment per level, no deeper than the pattern's folders.
+        """
+        for i, name in enumerate(relative):
+            if name in _NEVER:
+                return False
+            if self.globstar is not None and i >= self.globstar:
+                continue
+            if i >= len(self.parts) - 1:
+                return False  # deeper than the pattern's folders
+            if self.name_matches is not None and not self.name_matches(name, self.parts[i]):
+                return False
+        return True
+
+    def holds_matches(self, depth: int) -> bool:
+        """Whether a folder *depth* segments below the pattern's folder can hold a matching file directly."""
+        if self.name_matches is None or (self.globstar is not None and depth >= self.globstar):
+            return True
+        return depth == len(self.parts) - 1
+
 
 _LOOK = 256  # entries listed at most; a folder with more below it counts (it may hold a match)
 
