@@ -332,6 +332,64 @@ def test_an_output_that_is_a_file_the_run_reads_or_writes_is_refused(
     assert os.path.islink(tmp_path / "link.md") and os.path.islink(tmp_path / "config-link.yaml")
 
 
+@pytest.mark.parametrize(
+    ("config", "output", "source"),
+    [
+        pytest.param({"sources": ["${API_TOKEN}/a.md"]}, "a.md", "${API_TOKEN}/a.md", id="a-declared-source"),
+        pytest.param(
+            {"sources": ["${API_TOKEN}/CLAUDE.md"], "imports": {"enabled": True}},
+            "b.md",
+            "${API_TOKEN}/CLAUDE.md::@b.md",
+            id="an-imported-file",
+        ),
+    ],
+)
+def test_a_source_under_a_secret_variable_is_refused_without_showing_the_secret(
+    tmp_path: Path, write_config: WriteConfig, config: dict[str, Any], output: str, source: str
+) -> None:
+    """A source whose path comes from a secret-named ${VAR} (its logged URL masked) is still known as the output:
+    exit 2 naming the source as written, the file untouched, and the variable's value nowhere in what is shown."""
+    secret = "vault-5f3c9e1a"
+    (tmp_path / ".git").mkdir()
+    (tmp_path / secret).mkdir()
+    (tmp_path / secret / "a.md").write_text("Precious.\n", encoding="utf-8")
+    (tmp_path / secret / "CLAUDE.md").write_text("Notes.\n@b.md\n", encoding="utf-8")
+    (tmp_path / secret / "b.md").write_text("Imported.\n", encoding="utf-8")
+    write_config({"version": 1, **config})
+    before = _snapshot(tmp_path / secret)
+    path = f"{secret}/{output}"
+    config_file = str(tmp_path / "memconfig.yaml")
+    done = memconfig(
+        "render", "-c", config_file, "--log-file", "log.jsonl", "-o", path, cwd=tmp_path, env={"API_TOKEN": secret}
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        f"memconfig: error: -o ***/{output} is a source of this config ({source}): writing it would put the prompt "
+        "into the next render; write the output elsewhere, or leave it out of the sources\n"
+    )
+    assert _snapshot(tmp_path / secret) == before
+    assert secret not in done.stdout + done.stderr + (tmp_path / "log.jsonl").read_text(encoding="utf-8")
+
+
+def test_an_output_under_a_secret_variable_is_shown_masked(tmp_path: Path, write_config: WriteConfig) -> None:
+    """-o into a folder named by a secret-named ${VAR}'s value (not a source): written, and the log's path masked."""
+    secret = "vault-5f3c9e1a"
+    (tmp_path / secret).mkdir()
+    (tmp_path / secret / "a.md").write_text("Precious.\n", encoding="utf-8")
+    write_config({"version": 1, "sources": ["${API_TOKEN}/a.md"]})
+    config_file = str(tmp_path / "memconfig.yaml")
+    path = f"{secret}/OUT.md"
+    done = memconfig(
+        "render", "-c", config_file, "--log-file", "log.jsonl", "-o", path, cwd=tmp_path, env={"API_TOKEN": secret}
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Precious." in (tmp_path / secret / "OUT.md").read_text(encoding="utf-8")
+    logged = _events(tmp_path / "log.jsonl")
+    [written] = [e for e in logged if e["event"] == "output_written"]
+    assert written["path"] == "***/OUT.md"
+    assert secret not in done.stdout + done.stderr + (tmp_path / "log.jsonl").read_text(encoding="utf-8")
+
+
 def test_logging_file_as_the_output_is_refused(project: Path, write_config: WriteConfig) -> None:
     """The config's logging.file counts as the log too: exit 2, and the log keeps its lines."""
     write_config({"version": 1, "sources": ["team.md"], "logging": {"file": "run.log"}})

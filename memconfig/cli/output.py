@@ -29,7 +29,7 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import events
@@ -66,8 +66,17 @@ class OutputFile:
         self._output = output
         cache = pipeline.cache
         assert isinstance(cache, PolicyCache)  # Pipeline.from_config's
+        sources = cache.sources
         expanders = getattr(pipeline.loader, "expanders", None) or EXPANDERS
-        self._expanded = [(s, expanders.get(s.expander)) for s in cache.sources if s.expander is not None]
+        self._expanded = [(s, expanders.get(s.expander)) for s in sources if s.expander is not None]
+        # What the declared files are, unmasked (a record's URL is the logged one, with a ${API_TOKEN}'s value
+        # masked): held here for the comparison only, never shown.
+        self._declared = {s.key: p for s in sources if s.expander is None and (p := local_path(s.url)) is not None}
+        self._redactors = list({id(s.redact): s.redact for s in sources}.values())
+        secrets = pipeline.config.secret_values if pipeline.config is not None else ()
+        self.shown = self._masked(path, secrets)
+        """FILE as messages and the log show it: a secret in its path (a ``${VAR}``'s value) masked."""
+        self._secrets = secrets
 
     def check(self, render: Render) -> None:
         """Refuse to write a file *render* read (declared, a glob's match, discovered, imported), or one a glob or
@@ -78,17 +87,20 @@ class OutputFile:
             ConfigError: FILE is one of those (it is left as it is).
         """
         output = _File(self.path)
+        masked = self._masked_forms()
         for record in render.sources:
-            local = local_path(record.url)  # a glob's or a discovery's matches are file:// URLs
-            if local is not None and output.is_(local):
+            declared = self._declared.get(record.source) if record.parent is None else None
+            local = declared or local_path(record.url)  # a glob's or a discovery's matches are file:// URLs
+            # A found or imported file is known by its logged URL only: under a secret, compared masked as it is.
+            if local is not None and (output.is_(local) or (declared is None and local in masked)):
                 raise ConfigError(
-                    f"-o {self.path} is a source of this config ({record.source}): writing it would put the prompt "
+                    f"-o {self.shown} is a source of this config ({record.source}): writing it would put the prompt "
                     "into the next render; write the output elsewhere, or leave it out of the sources"
                 )
         taken_by = self._taker(self.path)
         if taken_by is not None:
             raise ConfigError(
-                f"-o {self.path} is a file this config's source {taken_by} looks for: once written it would be read, "
+                f"-o {self.shown} is a file this config's source {taken_by} looks for: once written it would be read, "
                 "putting the prompt into the next render; write the output elsewhere"
             )
 
@@ -100,17 +112,20 @@ class OutputFile:
             OSError: FILE could not be written; it is as it was (log it with :meth:`failed`).
         """
         self.check(render)
-        done = write_output(self.path, self._data(render), PER_RUN.get(self.name, ()))
+        try:
+            done = write_output(self.path, self._data(render), PER_RUN.get(self.name, ()))
+        except OSError as exc:  # its reason names the file: as shown
+            raise OSError(exc.errno, self._masked(self.reason(exc), self._secrets)) from None
         held = done.held  # the file's bytes: the new ones, or those it kept
         events.output_file(
-            done.written, self.path, self.name, len(held), hashlib.sha256(held).hexdigest(), render.render_id
+            done.written, self.shown, self.name, len(held), hashlib.sha256(held).hexdigest(), render.render_id
         )
 
     def failed(self, render: Render, exc: OSError) -> None:
         """``output_failed``: *render*'s output could not be written, for the reason *exc* gives."""
         data = self._data(render)
         digest = hashlib.sha256(data).hexdigest()
-        events.output_failed(self.path, self.name, len(data), digest, self.reason(exc), render.render_id)
+        events.output_failed(self.shown, self.name, len(data), digest, self.reason(exc), render.render_id)
 
     @staticmethod
     def reason(exc: OSError) -> str:
@@ -119,6 +134,17 @@ class OutputFile:
 
     def _data(self, render: Render) -> bytes:
         return self._output(render).encode("utf-8")
+
+    def _masked(self, text: str, secrets: Sequence[str]) -> str:
+        """*text* with the config's secrets and every source's masked."""
+        for redactor in self._redactors:
+            text = redactor.mask_known(text)
+        return mask(text, secrets)
+
+    def _masked_forms(self) -> set[str]:
+        """FILE's path as each source's URLs are logged, where that masks something (a ``${VAR}``'s secret)."""
+        paths = {os.path.abspath(self.path), os.path.realpath(self.path)}
+        return {shown for p in paths for r in self._redactors if (shown := r(p)) != p}
 
     def _taker(self, path: str) -> str | None:
         """The declared source whose expander would take a file at *path* (its ``would_take``), as of its last
