@@ -321,13 +321,20 @@ def test_a_pattern_walk_lists_only_the_folders_the_pattern_can_reach(
 
 
 def test_a_patterns_watched_folder_is_its_entries_when_only_the_last_part_has_magic(repo: Path) -> None:
-    """`*.md` watches each walked folder's entries (a "folder" spot); `.claude/rules/**/*.md` the rules tree."""
+    """`*.md` watches each walked folder's entries (a "folder" spot); `.claude/rules/**/*.md` the rules tree, and
+    `notes/**` (a last part `**`: files at any depth) the notes tree."""
     config = Pipeline.from_config(
         {
             "version": 1,
             "base_dir": str(repo),
             "sources": [
-                {"discover": {"names": ["AGENTS.md"], "from": ".", "patterns": ["*.md", ".claude/rules/**/*.md"]}}
+                {
+                    "discover": {
+                        "names": ["AGENTS.md"],
+                        "from": ".",
+                        "patterns": ["*.md", ".claude/rules/**/*.md", "notes/**"],
+                    }
+                }
             ],
         }
     ).config
@@ -337,6 +344,7 @@ def test_a_patterns_watched_folder_is_its_entries_when_only_the_last_part_has_ma
     expander.expand(source)
     spots = {(s.path, s.kind) for s in expander.watched(source) if s.kind != "file"}  # type: ignore[attr-defined]
     assert (str(repo), "folder") in spots and (str(repo / ".claude" / "rules"), "tree") in spots
+    assert (str(repo / "notes"), "tree") in spots and (str(repo / "notes"), "folder") not in spots
     assert (str(repo), "tree") not in spots
 
 

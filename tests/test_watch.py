@@ -192,6 +192,27 @@ def test_new_removed_and_later_created_files_are_seen(tree: Path) -> None:
     _eventually(lambda: "edited" in pipeline.build().text, "the edit in the new folder in a render")
 
 
+def test_a_pattern_and_a_glob_ending_in_globstar_see_a_new_file_a_folder_down(tmp_path: Path) -> None:
+    """A discovery pattern `notes/**` and a glob `docs/**` match files at any depth: a new file in an existing
+    subfolder of each is reported, and the next render holds it (each watched as a tree, not a folder's entries)."""
+    root = tmp_path / "repo"
+    for folder in ("notes/sub", "docs/sub"):
+        (root / folder).mkdir(parents=True)
+    (root / ".git").mkdir()
+    (root / "notes" / "a.md").write_text("note a\n", encoding="utf-8")
+    (root / "docs" / "a.md").write_text("doc a\n", encoding="utf-8")
+    found = {"names": ["AGENTS.md"], "from": str(root), "patterns": ["notes/**"], "pick": "all"}
+    pipeline = _pipeline(root, [{"discover": found}, {"glob": "docs/**"}])
+    watching = _armed(pipeline)
+    assert pipeline.build().text == "note a\n\ndoc a"
+    for folder, text in (("notes", "note n"), ("docs", "doc n")):
+        seen = watching.changes
+        (root / folder / "sub" / "n.md").write_text(f"{text}\n", encoding="utf-8")
+        _changed(pipeline, seen)
+        assert text in pipeline.build().text
+    assert pipeline.build().text == "note a\n\nnote n\n\ndoc a\n\ndoc n"
+
+
 def test_a_source_reported_changed_is_checked_for_a_while_after(tree: Path, fs_calls: Callable[[], Any]) -> None:
     """For RECENT seconds after a report, renders stat that source (an edit in the watcher's delay is not missed)."""
     pipeline = _pipeline(tree, _sources())

@@ -40,7 +40,7 @@ from .. import events
 from ..sources.urls import first_magic, literal_folder
 from ..stages import Spot
 from . import gitignore
-from .trees import Reach, holds_a_file
+from .trees import Reach, holds_a_file, spot_kind
 
 if TYPE_CHECKING:
     from ..sources import Source
@@ -267,8 +267,8 @@ class DiscoverExpander:
                     continue
                 below = literal_folder(pattern, braces=True)
                 top = os.path.join(folder, below) if below else folder
-                last_only = len(parts) - len(below.split("/") if below else ()) == 1 and "{" not in pattern
-                spots.append(Spot(top, "folder" if last_only else "tree", _PatternMatch(folder, pattern)))
+                kind = spot_kind(parts[len(below.split("/")) if below else 0 :], braces=True)
+                spots.append(Spot(top, kind, _PatternMatch(folder, pattern)))
         return spots
 
 

@@ -20,7 +20,7 @@ from fsspec.utils import glob_translate
 
 from ..sources.urls import first_magic, local_path
 from ..stages import Spot
-from .trees import Reach, holds_a_file
+from .trees import Reach, holds_a_file, spot_kind
 
 if TYPE_CHECKING:
     from ..sources import Source
@@ -64,7 +64,8 @@ class GlobExpander:
         """Where new matches of a local pattern can appear (the ``watch`` cache policy watches them).
 
         The folder before the first part with magic: its direct entries when
-        the magic is in the last part only (``rules/*.md``), else everything below it;
+        the magic is in the last part only and is not ``**`` (``rules/*.md``), else
+        everything below it (``docs/**/*.md``, ``docs/**``: a file at any depth);
         in either, only a path the pattern matches counts (and, below a tree, a new
         folder with a file below it where the pattern can reach: one moved in may
         hold matches; never one under ``.git``), not a log or an output written there.
@@ -75,9 +76,9 @@ class GlobExpander:
         if magic is None:
             return [Spot(path, "file")]
         folder = "/".join(parts[:magic]) or "/"
-        tree = magic < len(parts) - 1
-        reach = Reach.of(parts[magic:], _name_matches) if tree else None
-        return [Spot(folder, "tree" if tree else "folder", _Matching(glob_translate(path), folder, reach))]
+        kind = spot_kind(parts[magic:])
+        reach = Reach.of(parts[magic:], _name_matches) if kind == "tree" else None
+        return [Spot(folder, kind, _Matching(glob_translate(path), folder, reach))]
 
 
 @dataclass(frozen=True, slots=True)

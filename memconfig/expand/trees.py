@@ -18,10 +18,22 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
-__all__ = ["Reach", "holds_a_file"]
+__all__ = ["Reach", "holds_a_file", "spot_kind"]
 
 _NEVER = frozenset({".git", "", ".", ".."})  # never entered: a git commit's object folders, no way up
+
+
+def spot_kind(parts: Sequence[str], *, braces: bool = False) -> Literal["folder", "tree"]:
+    """How a pattern's folder is watched, from its *parts* below that folder: its entries, or all below it.
+
+    ``"folder"`` for one part that is not ``**`` (``*.md``); a ``**`` anywhere, more
+    parts, or (with *braces*) a brace, which may hold a ``/``, make it ``"tree"``.
+    """
+    if len(parts) != 1 or parts[0] == "**" or (braces and "{" in parts[0]):
+        return "tree"
+    return "folder"
 
 
 @dataclass(frozen=True, slots=True)
