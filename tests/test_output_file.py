@@ -489,6 +489,47 @@ def test_watch_outlives_a_failed_write_and_writes_the_file_once_it_can(project: 
     assert "Traceback" not in errors.read_text(encoding="utf-8")
 
 
+def _replace(path: Path, text: str) -> None:
+    """Give *path* the content *text* in one rename, as an editor saving it does."""
+    new = path.with_name(path.name + ".new")
+    new.write_text(text, encoding="utf-8")
+    os.replace(new, path)
+
+
+def test_watch_outlives_an_edit_that_makes_the_output_a_source(tmp_path: Path, write_config: WriteConfig) -> None:
+    """-o AGENTS.md --watch under preset claude, then CLAUDE.md imports @AGENTS.md: one error line saying the file
+    is a source and is not written, the file kept as it was, the watch goes on; once the import is gone the file
+    gets the new render; SIGINT exits 0."""
+    (tmp_path / ".git").mkdir()
+    claude = tmp_path / "CLAUDE.md"
+    claude.write_text("Claude notes.\n", encoding="utf-8")
+    write_config({"version": 1, "formatter": {"preset": "claude"}})
+    out = tmp_path / "AGENTS.md"
+    refused = (
+        "memconfig: error: -o AGENTS.md is a source of this config ("
+        f"{tmp_path / 'CLAUDE.md'}::@AGENTS.md): writing it would put the prompt into the next render; write the "
+        "output elsewhere, or leave it out of the sources (not written; still watching)"
+    )
+    with _watching(tmp_path, "-o", "AGENTS.md") as (process, errors):
+        _eventually(lambda: out.exists() or process.poll() is not None, "the first write")
+        first = out.read_bytes()
+        assert b"Claude notes." in first
+        _replace(claude, "Claude notes.\nSee @AGENTS.md\n")  # whole: never seen half-written
+        _eventually(lambda: refused in errors.read_text(encoding="utf-8"), "the refusal reported")
+        assert process.poll() is None
+        assert out.read_bytes() == first
+        _replace(claude, "Claude notes, new.\n")
+        _eventually(lambda: b"Claude notes, new." in out.read_bytes(), "the file written again")
+        assert process.poll() is None
+    assert process.returncode == 0
+    lines = errors.read_text(encoding="utf-8").splitlines()
+    assert lines and set(lines) == {refused}  # once per render that read the file; nothing else
+    logged = _events(tmp_path / "log.jsonl")
+    written = [e for e in logged if e["event"] == "output_written"]
+    assert len(written) == 2  # the first render's and the one after the import was undone: none in between
+    assert "output_failed" not in {e["event"] for e in logged}
+
+
 # -- render -o -: standard output ------------------------------------------------------------------------------
 
 

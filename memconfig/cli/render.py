@@ -147,6 +147,8 @@ def _keep_current(pipeline: Pipeline, output: OutputFile, paths: Sequence[str] |
     A write that fails (a full disk, the file replaced by a folder) is printed and logged, and tried again
     every second (printed again only if the reason changes) until it passes or a change renders anew: a
     long-running watch outlives a passing failure, as it outlives a failed render.
+    A render that reads FILE (an ``@AGENTS.md`` import added) is printed and not written, the file kept as it
+    is, until a change renders without it; on the first render, before any write, it exits 2 as without --watch.
     A signal during a write takes effect once the write and its event are done: the file and the log agree.
     """
     stop = _Stop()
@@ -155,6 +157,7 @@ def _keep_current(pipeline: Pipeline, output: OutputFile, paths: Sequence[str] |
         seen = 0
         unwritten: Render | None = None  # the latest render, while its write fails
         told: str | None = None  # that write's failure, as printed
+        checked = False  # a render has passed the output's check: from then on a refusal is outlived
         while True:
             watching = getattr(pipeline.cache, "watching", None)
             retry = unwritten is not None and watching is not None and watching.changes == seen
@@ -169,7 +172,16 @@ def _keep_current(pipeline: Pipeline, output: OutputFile, paths: Sequence[str] |
                     print(f"memconfig: error: {exc.format_message()}", file=sys.stderr, flush=True)
             if unwritten is not None:
                 with stop.deferred():
-                    told = _try_write(output, unwritten, told)
+                    try:
+                        told = _try_write(output, unwritten, told)
+                    except ConfigError as exc:  # the render reads FILE now: writing it would feed it to the next
+                        if not checked:
+                            raise  # as without --watch: nothing is written, exit 2
+                        told = None  # not tried again: only a change (the import undone) can make it writable
+                        message = exc.format_message()
+                        print(f"memconfig: error: {message} (not written; still watching)", file=sys.stderr, flush=True)
+                    else:
+                        checked = True
                 if told is None:
                     unwritten = None
             watching = getattr(pipeline.cache, "watching", None)
