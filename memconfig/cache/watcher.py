@@ -17,9 +17,10 @@ changed is checked with a ``stat`` on every render for :data:`RECENT` seconds
 after (a file being edited is usually edited again), and until a (re)started
 watcher is armed, and once when it is, every source is revalidated. Sources
 that cannot be watched — remote ones, an expander without the hook, a
-discovery whose working directory was removed — are revalidated on every render; a watcher that cannot start (``watchfiles``
-missing, no inotify, too many watches) turns the whole cache to
-``revalidate``. Each is one ``source_unwatched`` warning per source.
+discovery whose working directory was removed — are revalidated on every
+render; a watcher that cannot start (``watchfiles`` missing, no inotify, too
+many watches) turns the whole cache to ``revalidate``. Each is one
+``source_unwatched`` warning per source.
 """
 
 from __future__ import annotations
