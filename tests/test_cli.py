@@ -836,3 +836,18 @@ def test_a_system_file_is_bounded_like_a_config() -> None:
     done = run("render", "-c", str(EXAMPLE), "--system-file", "/dev/zero")
     assert done.returncode == 2
     assert "--system-file /dev/zero: larger than the limit of 1048576 characters" in done.stderr
+
+
+@pytest.mark.parametrize("command", ["render", "validate", "explain"])
+def test_a_removed_working_directory_is_a_clear_error_not_a_traceback(tmp_path: Path, command: str) -> None:
+    """A shell left in a folder that was deleted: exit 2 and one line saying so (was a misleading exit 74)."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    config = ROOT / "configs" / "example.yaml"
+    prelude = f"import os\nos.chdir({str(gone)!r})\nos.rmdir({str(gone)!r})"
+    result = run(command, "-c", str(config), cwd=tmp_path, prelude=prelude)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"memconfig: error: {config}: the working directory no longer exists: run from a folder that does"
+    )
+    assert result.stdout == ""

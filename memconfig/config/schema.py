@@ -537,7 +537,7 @@ class Config(BaseSettings):
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
 
     _file: str | None = PrivateAttr(default=None)
-    _base: Path = PrivateAttr(default_factory=Path.cwd)
+    _base: Path = PrivateAttr(default_factory=lambda: working_folder())
     _template_text: str | None = PrivateAttr(default=None)
     _credentials: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)
     _secrets: tuple[str, ...] = PrivateAttr(default=())
@@ -676,7 +676,7 @@ class Config(BaseSettings):
             problems.append(Problem("(environment)", "a MEMCONFIG_* variable holds JSON nested too deeply to read"))
         # The disk is checked even when the schema has problems, so that every problem is listed at once.
         plain = config.model_dump(include=ON_DISK) if config is not None else with_environment(cls, expanded)
-        origin = Path(base_dir) if base_dir is not None else Path.cwd()
+        origin = Path(base_dir) if base_dir is not None else working_folder()
         chosen = plain.get("base_dir")
         base = Path(os.path.abspath(_base_folder(origin, chosen) if isinstance(chosen, str) else origin))
         template_text, credentials = check_on_disk(plain, base, problems)
@@ -742,9 +742,17 @@ def _unsafe(layout: Preset) -> tuple[LayoutProblem, ...]:
 CWD = "<cwd>"
 
 
+def working_folder() -> Path:
+    """``os.getcwd()``, or a config error when the folder was removed under the process (not a traceback)."""
+    try:
+        return Path(os.getcwd())
+    except FileNotFoundError:
+        raise ConfigError("the working directory no longer exists: run from a folder that does") from None
+
+
 def _base_folder(origin: Path, chosen: str) -> Path:
     """The folder ``base_dir`` names: :data:`CWD` is the process's working folder (``os.getcwd()``, not ``$PWD``,
     which a parent process leaves behind when it starts memconfig elsewhere); else relative to *origin*."""
     if chosen == CWD or chosen.startswith(CWD + "/"):
-        return Path(os.getcwd()) / chosen[len(CWD) :].lstrip("/")
+        return working_folder() / chosen[len(CWD) :].lstrip("/")
     return resolve(origin, chosen)
