@@ -12,12 +12,17 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["ROOT", "environment", "memconfig"]
+import pytest
+
+__all__ = ["ROOT", "WAIT", "environment", "eventually", "memconfig"]
 
 ROOT = Path(__file__).resolve().parent.parent
 HANG = 120  # seconds: only a hang takes this long; nothing is timed
+WAIT = 20.0  # seconds a long-running command (--watch) is given to show a change: only a hang takes this long
 
 
 def environment(env: dict[str, str] | None = None) -> dict[str, str]:
@@ -53,3 +58,12 @@ def memconfig(
     assert "Traceback" not in done.stderr, done.stderr
     assert "Traceback" not in done.stdout, done.stdout
     return done
+
+
+def eventually(check: Callable[[], bool], what: str) -> None:
+    """Wait for *check* to hold (a watch's write, an event in its log); fails only after :data:`WAIT`."""
+    deadline = time.monotonic() + WAIT
+    while not check():
+        if time.monotonic() > deadline:
+            pytest.fail(f"not within {WAIT} s: {what}")
+        time.sleep(0.01)

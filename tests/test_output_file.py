@@ -11,13 +11,12 @@ import stat
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli import memconfig
+from cli import environment, eventually, memconfig
 
 from memconfig.cli.output import write_output
 
@@ -259,7 +258,7 @@ def test_a_glob_over_a_missing_archive_does_not_stop_the_write(
     out = project / "out.md"
     if watch:
         with _watching(project, "-o", "out.md") as (process, errors):
-            _eventually(lambda: out.exists() or process.poll() is not None, "the first write")
+            eventually(lambda: out.exists() or process.poll() is not None, "the first write")
             assert process.poll() is None, errors.read_text(encoding="utf-8")
         assert process.returncode == 0
         stderr = errors.read_text(encoding="utf-8")
@@ -419,19 +418,11 @@ def test_an_empty_output_name_or_a_folder_is_a_usage_error(project: Path) -> Non
 HANG = 20.0  # seconds: only a hang takes this long; nothing asserts a duration
 
 
-def _eventually(check: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + HANG
-    while not check():
-        if time.monotonic() > deadline:
-            pytest.fail(f"{what}: not within {HANG} s")
-        time.sleep(0.05)
-
-
 @contextlib.contextmanager
 def _watching(project: Path, *args: str) -> Iterator[tuple[subprocess.Popen[str], Path]]:
     """``memconfig render ARGS --watch`` running in *project* (its stderr in a file), stopped by SIGINT at the end."""
     errors = project / "stderr.txt"
-    environ = {k: v for k, v in os.environ.items() if not k.upper().startswith("MEMCONFIG_")}
+    environ = environment()
     command = [sys.executable, "-m", "memconfig", "render", "-c", "memconfig.yaml", *args, "--watch"]
     with errors.open("w", encoding="utf-8") as stderr:
         process = subprocess.Popen(
@@ -455,22 +446,22 @@ def test_watch_outlives_a_failed_write_and_writes_the_file_once_it_can(project: 
     (project / "out").mkdir()
     out = project / "out" / "OUT.md"
     errors = project / "stderr.txt"
-    environ = {k: v for k, v in os.environ.items() if not k.upper().startswith("MEMCONFIG_")}
+    environ = environment()
     command = [sys.executable, "-m", "memconfig", "render", "-c", "memconfig.yaml", "-o", "out/OUT.md", "--watch"]
     with errors.open("w", encoding="utf-8") as stderr:
         process = subprocess.Popen(
             [*command, "--log-file", "log.jsonl"], cwd=project, env=environ, stderr=stderr, text=True
         )
     try:
-        _eventually(lambda: out.exists() or process.poll() is not None, "the first write")
+        eventually(lambda: out.exists() or process.poll() is not None, "the first write")
         out.unlink()
         out.mkdir()  # as if replaced by something else for a while
         (project / "team.md").write_text("Use spaces.\n", encoding="utf-8")
         message = "memconfig: error: cannot write the output: out/OUT.md: not a regular file"
-        _eventually(lambda: message in errors.read_text(encoding="utf-8"), "the failed write reported")
+        eventually(lambda: message in errors.read_text(encoding="utf-8"), "the failed write reported")
         assert process.poll() is None
         out.rmdir()
-        _eventually(lambda: out.is_file() and "Use spaces." in out.read_text(encoding="utf-8"), "the file written")
+        eventually(lambda: out.is_file() and "Use spaces." in out.read_text(encoding="utf-8"), "the file written")
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=HANG) == 0
     finally:
@@ -511,15 +502,15 @@ def test_watch_outlives_an_edit_that_makes_the_output_a_source(tmp_path: Path, w
         "output elsewhere, or leave it out of the sources (not written; still watching)"
     )
     with _watching(tmp_path, "-o", "AGENTS.md") as (process, errors):
-        _eventually(lambda: out.exists() or process.poll() is not None, "the first write")
+        eventually(lambda: out.exists() or process.poll() is not None, "the first write")
         first = out.read_bytes()
         assert b"Claude notes." in first
         _replace(claude, "Claude notes.\nSee @AGENTS.md\n")  # whole: never seen half-written
-        _eventually(lambda: refused in errors.read_text(encoding="utf-8"), "the refusal reported")
+        eventually(lambda: refused in errors.read_text(encoding="utf-8"), "the refusal reported")
         assert process.poll() is None
         assert out.read_bytes() == first
         _replace(claude, "Claude notes, new.\n")
-        _eventually(lambda: b"Claude notes, new." in out.read_bytes(), "the file written again")
+        eventually(lambda: b"Claude notes, new." in out.read_bytes(), "the file written again")
         assert process.poll() is None
     assert process.returncode == 0
     lines = errors.read_text(encoding="utf-8").splitlines()

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli import environment, eventually
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
@@ -69,15 +70,6 @@ def fs_calls(monkeypatch: pytest.MonkeyPatch) -> Callable[[], Any]:
     return Counting
 
 
-def _eventually(check: Callable[[], bool], what: str) -> None:
-    """Wait for *check* to hold; fails only after HANG seconds (a hang), never on a duration."""
-    deadline = time.monotonic() + HANG
-    while not check():
-        if time.monotonic() > deadline:
-            pytest.fail(f"not within {HANG} s: {what}")
-        time.sleep(0.01)
-
-
 # -- the policy ------------------------------------------------------------------------------------
 
 
@@ -96,14 +88,14 @@ def _armed(pipeline: Pipeline) -> Watching:
     """Render, wait for the watcher to be armed, and render once more (the whole check that follows arming)."""
     pipeline.build()
     watching = _watching(pipeline)
-    _eventually(lambda: watching.armed, "the watcher armed")
+    eventually(lambda: watching.armed, "the watcher armed")
     pipeline.build()
     return watching
 
 
 def _changed(pipeline: Pipeline, seen: int) -> None:
     watching = _watching(pipeline)
-    _eventually(lambda: watching.changes > seen, "the change reported")
+    eventually(lambda: watching.changes > seen, "the change reported")
 
 
 def _quiet(pipeline: Pipeline) -> None:
@@ -176,7 +168,7 @@ def test_new_removed_and_later_created_files_are_seen(tree: Path) -> None:
     (tree / "rules" / "c.md").write_text("rule c\n", encoding="utf-8")
     (tree / "f3.md").unlink()
     _changed(pipeline, seen)
-    _eventually(lambda: "rule c" in pipeline.build().text, "the new match in a render")
+    eventually(lambda: "rule c" in pipeline.build().text, "the new match in a render")
     with capture_logs() as logs:
         render = pipeline.build()
     assert "file 3\n" not in render.text
@@ -185,11 +177,11 @@ def test_new_removed_and_later_created_files_are_seen(tree: Path) -> None:
     (tree / "later").mkdir()
     (tree / "later" / "notes.md").write_text("made later\n", encoding="utf-8")
     _changed(pipeline, seen)
-    _eventually(lambda: "made later" in pipeline.build().text, "the file in the new folder in a render")
+    eventually(lambda: "made later" in pipeline.build().text, "the file in the new folder in a render")
     seen = watching.changes
     (tree / "later" / "notes.md").write_text("made later, edited\n", encoding="utf-8")  # its folder watched now
     _changed(pipeline, seen)
-    _eventually(lambda: "edited" in pipeline.build().text, "the edit in the new folder in a render")
+    eventually(lambda: "edited" in pipeline.build().text, "the edit in the new folder in a render")
 
 
 def test_a_pattern_and_a_glob_ending_in_globstar_see_a_new_file_a_folder_down(tmp_path: Path) -> None:
@@ -241,7 +233,7 @@ def test_a_remote_source_is_revalidated_with_one_warning(tree: Path, memfs: Any)
     assert (warning["source"], warning["reason"]) == ("memory://team/shared.md", "remote")
     assert warning["log_level"] == "warning"
     assert warning["render_id"] == first.render_id and "revalidated on every render" in warning["detail"]
-    _eventually(lambda: _watching(pipeline).armed, "the watcher armed")
+    eventually(lambda: _watching(pipeline).armed, "the watcher armed")
     memfs.pipe("/team/shared.md", b"shared v2\n")
     assert "shared v2" in pipeline.build().text  # the very next render: revalidated, no watcher involved
 
@@ -270,7 +262,7 @@ def test_a_watcher_that_cannot_start_falls_back_to_revalidate(tree: Path) -> Non
     watching = _watching(pipeline)
     with watching._lock:
         watching._restart({False: frozenset({str(tree / "gone")}), True: frozenset()})  # what notify refuses
-    _eventually(lambda: watching._failed is not None, "the watcher's failure noticed")
+    eventually(lambda: watching._failed is not None, "the watcher's failure noticed")
     with capture_logs() as logs:
         pipeline.build()
     [warning] = [e for e in logs if e["event"] == "source_unwatched"]
@@ -356,7 +348,7 @@ def test_a_langchain_agent_with_a_checkpointer_revalidates_nothing_on_unchanged_
     thread = {"configurable": {"thread_id": "one"}}
     agent.invoke({"messages": [("user", "hi")]}, thread)
     watching = middleware.pipeline.cache.watching  # type: ignore[attr-defined]
-    _eventually(lambda: watching.armed, "the watcher armed")
+    eventually(lambda: watching.armed, "the watcher armed")
     agent.invoke({"messages": [("user", "hi")]}, thread)
     with capture_logs() as logs:
         for _ in range(4):
@@ -364,7 +356,7 @@ def test_a_langchain_agent_with_a_checkpointer_revalidates_nothing_on_unchanged_
     assert [e["revalidated"] for e in logs if e["event"] == "prompt_built"] == [0] * 4
     before = watching.changes
     (tmp_path / "s3.md").write_text("source 3, edited\n", encoding="utf-8")
-    _eventually(lambda: watching.changes > before, "the change reported")
+    eventually(lambda: watching.changes > before, "the change reported")
     agent.invoke({"messages": [("user", "again")]}, thread)
     sent = str(model.system().content)
     assert "source 3, edited" in sent and "source 19" in sent
@@ -387,13 +379,13 @@ def watched(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[str]]]:
         "version: 1\nsources: [team/style.md, team/CLAUDE.md, {glob: 'rules/*.md'}]\nimports: {enabled: true}\n",
         encoding="utf-8",
     )
-    environ = {k: v for k, v in os.environ.items() if not k.upper().startswith("MEMCONFIG_")}
+    environ = environment()
     command = [sys.executable, "-m", "memconfig", "render", "-c", "memconfig.yaml", "-o", "AGENTS.md", "--watch"]
     process = subprocess.Popen(
         [*command, "--log-file", "log.jsonl"], cwd=root, env=environ, stderr=subprocess.PIPE, text=True
     )
     try:
-        _eventually(lambda: (root / "AGENTS.md").exists() or process.poll() is not None, "the first write")
+        eventually(lambda: (root / "AGENTS.md").exists() or process.poll() is not None, "the first write")
         assert process.poll() is None, process.communicate()[1]
         yield root, process
     finally:
@@ -416,11 +408,11 @@ def test_watch_rewrites_the_file_after_an_edit_of_any_source_and_ctrl_c_exits_0(
     assert "Use tabs." in (root / "AGENTS.md").read_text(encoding="utf-8")
     time.sleep(0.5)  # let it arm (not needed for correctness: until armed it checks every second)
     (root / "team" / "style.md").write_text("Use spaces.\n", encoding="utf-8")
-    _eventually(_file_has(root, "Use spaces."), "the edit written to AGENTS.md")
+    eventually(_file_has(root, "Use spaces."), "the edit written to AGENTS.md")
     (root / "rules" / "review.md").write_text("Review every change.\n", encoding="utf-8")
-    _eventually(_file_has(root, "Review every change."), "the new rule written to AGENTS.md")
+    eventually(_file_has(root, "Review every change."), "the new rule written to AGENTS.md")
     (root / "team" / "naming.md").write_text("Names are nouns.\n", encoding="utf-8")
-    _eventually(_file_has(root, "Names are nouns."), "the imported file's edit written to AGENTS.md")
+    eventually(_file_has(root, "Names are nouns."), "the imported file's edit written to AGENTS.md")
     process.send_signal(signal.SIGINT)
     assert process.wait(timeout=HANG) == 0
     assert process.stderr is not None
@@ -483,7 +475,7 @@ def test_a_discovery_from_the_working_directory_follows_it(
     assert calls == []
     monkeypatch.chdir(root / "b")
     assert pipeline.build(state).text == "root\n\nin b"
-    _eventually(lambda: _watching(pipeline).armed, "the watcher armed on b/ too")
+    eventually(lambda: _watching(pipeline).armed, "the watcher armed on b/ too")
     pipeline.build(state)  # the whole check once armed
     with fs_calls() as calls:
         assert pipeline.build(state).text == "root\n\nin b"
@@ -531,7 +523,7 @@ def test_a_removed_working_directory_skips_the_discovery_as_revalidate_does(
     monkeypatch.chdir(back)
     assert pipeline.build().text == "keep\n\nin back"
     watching = _watching(pipeline)
-    _eventually(lambda: watching.complete, "the discovery watched again")
+    eventually(lambda: watching.complete, "the discovery watched again")
     seen = watching.changes
     (back / "AGENTS.md").write_text("edited in back\n", encoding="utf-8")
     _changed(pipeline, seen)
@@ -605,7 +597,7 @@ def test_only_what_a_watched_folder_is_searched_for_makes_a_source_due(tmp_path:
     (root / "sub" / "AGENTS.md").write_text("sub agents\n", encoding="utf-8")
     (root / "docs" / "new" / "n.md").write_text("doc n\n", encoding="utf-8")
     _changed(pipeline, seen)
-    _eventually(lambda: {"sub agents", "doc n"} <= set(pipeline.build().text.split("\n")), "the new files rendered")
+    eventually(lambda: {"sub agents", "doc n"} <= set(pipeline.build().text.split("\n")), "the new files rendered")
 
 
 def _git(root: Path, *args: str) -> None:
@@ -638,11 +630,11 @@ def test_git_commits_and_new_empty_folders_make_no_pattern_or_glob_tree_due(tmp_
     assert watching.changes == seen  # the f*.txt files are no candidates either
     (root / "TODO.md").write_text("todo\n", encoding="utf-8")
     _changed(pipeline, seen)
-    _eventually(lambda: "todo" in pipeline.build().text, "the new pattern match rendered")
+    eventually(lambda: "todo" in pipeline.build().text, "the new pattern match rendered")
     seen = watching.changes
     (root / "docs" / "build" / "x" / "y" / "n.md").write_text("doc n\n", encoding="utf-8")
     _changed(pipeline, seen)
-    _eventually(lambda: "doc n" in pipeline.build().text, "the match in the new folder rendered")
+    eventually(lambda: "doc n" in pipeline.build().text, "the match in the new folder rendered")
 
 
 def _renders_settled(log: Path) -> int:
@@ -669,19 +661,19 @@ def test_watch_with_its_log_in_a_discovered_folder_renders_only_on_a_change(tmp_
     (root / "memconfig.yaml").write_text(
         "version: 1\nsources: [{discover: {names: [AGENTS.override.md, AGENTS.md]}}]\n", encoding="utf-8"
     )
-    environ = {k: v for k, v in os.environ.items() if not k.upper().startswith("MEMCONFIG_")}
+    environ = environment()
     command = [sys.executable, "-m", "memconfig", "render", "-c", "memconfig.yaml", "-o", "GEN.md", "--watch"]
     process = subprocess.Popen(
         [*command, "--log-file", "log.jsonl"], cwd=root, env=environ, stderr=subprocess.PIPE, text=True
     )
     try:
-        _eventually(lambda: (root / "GEN.md").exists() or process.poll() is not None, "the first write")
+        eventually(lambda: (root / "GEN.md").exists() or process.poll() is not None, "the first write")
         before = _renders_settled(root / "log.jsonl")
         for i in range(10):
             (root / "notes.txt").write_text(f"note {i}\n", encoding="utf-8")
             time.sleep(0.1)
         (root / "AGENTS.md").write_text("Use spaces.\n", encoding="utf-8")
-        _eventually(lambda: "Use spaces." in (root / "GEN.md").read_text(encoding="utf-8"), "the edit written")
+        eventually(lambda: "Use spaces." in (root / "GEN.md").read_text(encoding="utf-8"), "the edit written")
         assert 1 <= _renders_settled(root / "log.jsonl") - before <= 2
         assert process.poll() is None
         process.send_signal(signal.SIGINT)
@@ -702,23 +694,23 @@ def test_watch_keeps_going_over_a_failing_budget_and_the_file_keeps_its_last_goo
         "version: 1\nsources: [a.md]\nformatter: {preset: plain, budget: {max_chars: 50, policy: fail}}\n",
         encoding="utf-8",
     )
-    environ = {k: v for k, v in os.environ.items() if not k.upper().startswith("MEMCONFIG_")}
+    environ = environment()
     errors = tmp_path / "stderr.txt"
     command = [sys.executable, "-m", "memconfig", "render", "-c", "memconfig.yaml", "-q", "-o", "out.md", "--watch"]
     with errors.open("w", encoding="utf-8") as stderr:
         process = subprocess.Popen(command, cwd=tmp_path, env=environ, stderr=stderr, text=True)
     out = tmp_path / "out.md"
     try:
-        _eventually(lambda: out.exists() or process.poll() is not None, "the first write")
+        eventually(lambda: out.exists() or process.poll() is not None, "the first write")
         good = out.read_text(encoding="utf-8")
         assert "short" in good
         (tmp_path / "a.md").write_text("x" * 200 + "\n", encoding="utf-8")
         message = "memconfig: error: the memory block is 200 characters, over formatter.budget.max_chars = 50"
-        _eventually(lambda: message in errors.read_text(encoding="utf-8"), "the budget failure reported")
+        eventually(lambda: message in errors.read_text(encoding="utf-8"), "the budget failure reported")
         assert process.poll() is None
         assert out.read_text(encoding="utf-8") == good
         (tmp_path / "a.md").write_text("short again\n", encoding="utf-8")
-        _eventually(lambda: "short again" in out.read_text(encoding="utf-8"), "the edit that fits written")
+        eventually(lambda: "short again" in out.read_text(encoding="utf-8"), "the edit that fits written")
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=HANG) == 0
         lines = errors.read_text(encoding="utf-8").splitlines()
