@@ -31,6 +31,7 @@ import structlog
 if TYPE_CHECKING:
     from .failures import Failure
     from .process import Note
+    from .render import Section
     from .sources import Source
     from .stages import LoadResult
 
@@ -39,15 +40,23 @@ __all__ = [
     "SCHEMA_VERSION",
     "EventSpec",
     "PromptBuilt",
+    "bytes_replaced",
+    "candidate_passed",
+    "folder_searched",
+    "output_failed",
+    "output_file",
     "processor_note",
     "prompt_failed",
     "render_scope",
+    "rule_not_applicable",
+    "search_limited",
     "source_dropped",
     "source_expanded",
     "source_loaded",
     "source_retried",
     "source_skipped",
     "source_stale",
+    "source_unwatched",
 ]
 
 LOGGER_NAME = "memconfig"
@@ -166,7 +175,8 @@ class EventSpec:
     name: str
     fields: tuple[str, ...]
     level: str
-    """``info``, ``warning``, or ``by reason`` (``source_skipped``: see :func:`source_skipped`)."""
+    """``info``, ``warning``, or ``by reason`` (``source_skipped``: see :func:`source_skipped`; ``debug`` for
+    ``not_applicable``, see :func:`rule_not_applicable`)."""
     about: str
 
 
@@ -206,6 +216,40 @@ EVENTS: Mapping[str, EventSpec] = MappingProxyType(
                 "an expander turned a source into these children (logged when they change)",
             ),
             EventSpec(
+                "bytes_replaced",
+                (*_SOURCE, "encoding", "detail"),
+                "warning",
+                "a source is not valid text in loader.encoding; under on_decode_error: replace, its invalid bytes "
+                "were replaced by U+FFFD (detail: where the first one is)",
+            ),
+            EventSpec(
+                "folder_searched",
+                ("source", "via", "folder", "root", "taken"),
+                "debug",
+                "a discovery looked in this folder (root: the project root found, or null); taken: the files it took",
+            ),
+            EventSpec(
+                "candidate_passed",
+                ("source", "via", "folder", "candidate", "reason", "detail"),
+                "debug",
+                "a discovery passed over a candidate file: missing, not_regular_file (a directory, FIFO, symlink "
+                "loop …), blank, or too_many (a pattern matched more than loader.max_matches files in one folder)",
+            ),
+            EventSpec(
+                "search_limited",
+                ("source", "via", "folder", "max_dirs", "folders"),
+                "info",
+                "a discovery's downward search stopped at discover.down.max_dirs: folders (the count searched below "
+                "folder, its start) is the limit, and deeper or later folders, with any file in them, were not seen",
+            ),
+            EventSpec(
+                "source_unwatched",
+                (*_SOURCE, "reason", "detail"),
+                "warning",
+                "under cache policy watch, a source that is not watched (remote, or the watcher could not start): "
+                "it is revalidated on every render instead",
+            ),
+            EventSpec(
                 "source_dropped",
                 (*_SOURCE, "reason", "processor", "chars", "detail"),
                 "warning",
@@ -224,16 +268,26 @@ EVENTS: Mapping[str, EventSpec] = MappingProxyType(
                     "chars_after",
                     "tokens_before",
                     "tokens_after",
+                    "bytes_before",
+                    "bytes_after",
                     "marker",
                 ),
                 "warning",
-                "a budget (the source's own, or the block's) cut a source on a line boundary; the rest is shown",
+                "a budget (the source's own, or the block's) cut a source on a line boundary (max_bytes: on a byte "
+                "boundary); the rest is shown",
             ),
             EventSpec(
                 "content_escaped",
                 (*_SOURCE, "processor", "tags", "count"),
                 "warning",
                 "a source held its wrapper's closing tag, neutralised so that it cannot end the block",
+            ),
+            EventSpec(
+                "frontmatter_invalid",
+                (*_SOURCE, "processor", "line", "detail"),
+                "warning",
+                "a rule file's frontmatter could not be read (file and line in detail); the file is applied, "
+                "as if it said alwaysApply: true",
             ),
             EventSpec(
                 "prompt_built",
@@ -257,6 +311,25 @@ EVENTS: Mapping[str, EventSpec] = MappingProxyType(
                 ),
                 "info",
                 "one render finished: counts, the block's size and hash, what the cache did",
+            ),
+            EventSpec(
+                "output_written",
+                ("path", "format", "bytes", "sha256"),
+                "info",
+                "render -o wrote the output file (atomically: a reader sees the old file or the new one)",
+            ),
+            EventSpec(
+                "output_unchanged",
+                ("path", "format", "bytes", "sha256"),
+                "info",
+                "render -o found the output file already holding this content, and left it untouched",
+            ),
+            EventSpec(
+                "output_failed",
+                ("path", "format", "bytes", "sha256", "detail"),
+                "error",
+                "render -o could not write the output file (detail: why); the file is as it was. Without --watch "
+                "the run exits 74; under --watch the write is tried again until one passes",
             ),
             EventSpec(
                 "prompt_failed",
@@ -294,11 +367,17 @@ def source_loaded(result: LoadResult, chars: int, cache: str) -> None:
 def source_skipped(source: Source, reason: str, detail: str, duration_ms: float = 0.0) -> None:
     """A source is not in the prompt, and why.
 
-    ``info`` for an optional source that is simply not there; ``warning`` for
-    any other reason, and for any required source.
+    ``info`` for an optional source that is simply not there, and for an import
+    of a file already in the prompt (a diamond of imports: nothing is missing);
+    ``warning`` for any other reason, for any required source, and for a missing
+    import not marked optional (``@path?``).
     """
+    ref = source.import_of
+    quiet = not source.required and (
+        (reason == "not_found" and (ref is None or ref.optional)) or (reason == "duplicate" and ref is not None)
+    )
     _emit(
-        "info" if reason == "not_found" and not source.required else "warning",
+        "info" if quiet else "warning",
         "source_skipped",
         {
             "source": source.key,
@@ -312,6 +391,52 @@ def source_skipped(source: Source, reason: str, detail: str, duration_ms: float 
             "duration_ms": duration_ms,
         },
     )
+
+
+def rule_not_applicable(section: Section, detail: str) -> None:
+    """A rule file does not apply to this render's paths: ``source_skipped``, reason ``not_applicable``, at ``debug``.
+
+    By design, not a problem: ``required`` is false, since no such skip ever fails a render.
+    """
+    _emit(
+        "debug",
+        "source_skipped",
+        {
+            "source": section.source,
+            "name": section.name,
+            "url": section.url,
+            "parent": section.parent,
+            "via": section.via,
+            "reason": "not_applicable",
+            "detail": detail,
+            "required": False,
+            "duration_ms": 0.0,
+        },
+    )
+
+
+def bytes_replaced(source: Source, encoding: str, detail: str) -> None:
+    """*source* was read with its invalid bytes replaced (``on_decode_error: replace``)."""
+    fields = {"source": source.key, "name": source.name, "url": source.display_url}
+    _emit("warning", "bytes_replaced", {**fields, "encoding": encoding, "detail": detail})
+
+
+def folder_searched(source: Source, folder: str, root: str | None, taken: Sequence[str]) -> None:
+    """A discovery of *source* looked in *folder* and took *taken* (paths) from it."""
+    fields = {"source": source.key, "via": "discover", "folder": folder, "root": root, "taken": list(taken)}
+    _emit("debug", "folder_searched", fields)
+
+
+def candidate_passed(source: Source, folder: str, candidate: str, reason: str, detail: str) -> None:
+    """A discovery of *source* passed over *candidate* in *folder*, for *reason*."""
+    fields = {"source": source.key, "via": "discover", "folder": folder, "candidate": candidate}
+    _emit("debug", "candidate_passed", {**fields, "reason": reason, "detail": detail})
+
+
+def search_limited(source: Source, folder: str, max_dirs: int, folders: int) -> None:
+    """A discovery of *source* searched *folders* folders below *folder* and stopped there, at *max_dirs*."""
+    fields = {"source": source.key, "via": "discover", "folder": folder, "max_dirs": max_dirs, "folders": folders}
+    _emit("info", "search_limited", fields)
 
 
 def source_stale(source: Source, reason: str, detail: str, sha256: str | None) -> None:
@@ -372,6 +497,35 @@ def source_dropped(source: str, name: str, url: str, reason: str, processor: str
             "detail": detail,
         },
     )
+
+
+def source_unwatched(source: Source, reason: str, detail: str) -> None:
+    """Under cache policy ``watch``, *source* is not watched (and so is revalidated on every render)."""
+    _emit(
+        "warning",
+        "source_unwatched",
+        {"source": source.key, "name": source.name, "url": source.display_url, "reason": reason, "detail": detail},
+    )
+
+
+def output_file(written: bool, path: str, format: str, size: int, sha256: str, render_id: str) -> None:
+    """``render -o`` wrote *path* (or, *written* false, found it holding this content already)."""
+    token = _RENDER_ID.set(render_id)  # written after the render's scope closed: the render's own id
+    try:
+        fields = {"path": path, "format": format, "bytes": size, "sha256": sha256}
+        _emit("info", "output_written" if written else "output_unchanged", fields)
+    finally:
+        _RENDER_ID.reset(token)
+
+
+def output_failed(path: str, format: str, size: int, sha256: str, detail: str, render_id: str) -> None:
+    """``render -o`` could not write *path* (*detail*: the reason); the file is as it was."""
+    token = _RENDER_ID.set(render_id)
+    try:
+        fields = {"path": path, "format": format, "bytes": size, "sha256": sha256, "detail": detail}
+        _emit("error", "output_failed", fields)
+    finally:
+        _RENDER_ID.reset(token)
 
 
 #: The events a processor's :class:`~memconfig.process.Note` may be, and the count each adds to in ``prompt_built``.

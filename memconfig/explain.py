@@ -11,6 +11,12 @@ not listed, saying so. The checks are the loader's own
 things stand, except for what only a read can tell (a remote answer, a
 file's text). Each config value comes with the layer that set it
 (:mod:`memconfig.config.layers`). Everything is shown with secrets masked.
+
+A discovery is walked as a render would walk it (the project root and the
+marker that made it one, each folder, each candidate stat-ed), except that no
+candidate is opened: under ``pick: first`` the first regular file is shown as
+the one taken, with its blank check left to the render. Imports are found in
+the text of the files, which a dry run does not read: only their settings are shown.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import os
 import stat
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -40,7 +46,7 @@ from .sources.urls import IN_PROCESS, LOCAL, chain, local_path_in, static_prefix
 if TYPE_CHECKING:
     from .config import Config
 
-__all__ = ["Check", "Explanation", "PlannedSource", "explain", "plan_sources"]
+__all__ = ["Candidate", "Check", "Explanation", "PlannedFolder", "PlannedSource", "explain", "plan_sources"]
 
 Verdict = Literal["read", "refused", "skipped", "expanded", "not_expanded"]
 _REFUSALS = frozenset({SkipReason.OUTSIDE_ROOT, SkipReason.PROTOCOL_NOT_ALLOWED, SkipReason.HOST_NOT_ALLOWED})
@@ -67,6 +73,31 @@ class Check:
 
 
 @dataclass(frozen=True, slots=True)
+class Candidate:
+    """One candidate of a folder a discovery looks in, and what a render would do with it.
+
+    Attributes:
+        path: the file it names.
+        outcome: ``taken``, ``missing``, ``not_regular_file`` or ``not_needed`` (a
+            ``pick: first`` folder whose search ended at an earlier one).
+        detail: what the outcome rests on (``is a FIFO, not a regular file``; for a file
+            taken under ``pick: first`` with ``skip_blank``: its blank check is the render's).
+    """
+
+    path: str
+    outcome: str
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedFolder:
+    """One folder of a discovery's walk: its candidates, in order."""
+
+    folder: str
+    candidates: tuple[Candidate, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class PlannedSource:
     """A source as a render would take it, and what it would do with it, without reading it.
 
@@ -82,7 +113,9 @@ class PlannedSource:
             be listed without reading content).
         reason: the skip reason a render would log, for ``refused`` and ``skipped``.
         detail: the reason's detail, or what the verdict rests on.
-        matches: a glob's matches, each planned as a source of its own.
+        matches: a glob's matches (a discovery's files taken), each planned as a source of its own.
+        walk: a discovery's folders, root first, with their candidates.
+        imports: how ``@path`` imports would be followed, in words (``""``: they are not).
     """
 
     key: str
@@ -96,6 +129,8 @@ class PlannedSource:
     reason: SkipReason | None = None
     detail: str = ""
     matches: tuple[PlannedSource, ...] = ()
+    walk: tuple[PlannedFolder, ...] = ()
+    imports: str = ""
 
     @property
     def summary(self) -> str:
@@ -225,6 +260,8 @@ class _Planner:
         self.hosts = None if whole is None or whole.hosts is None else Confinement(hosts=whole.hosts)
 
     def plan(self, source: Source, variables: tuple[str, ...] = ()) -> PlannedSource:
+        if source.discover is not None:  # a walk of folders: each file it takes is checked as a source
+            return self._discovery(source, variables, [])
         checks = self._confinement_checks(source)
         refused = self.confinement.refusal(source) if self.confinement is not None else None
         if refused is not None:
@@ -365,6 +402,50 @@ class _Planner:
         matches = tuple(self.plan(child) for child in children)
         return self._planned(source, variables, checks, "expanded", None, "", matches)
 
+    def _discovery(self, source: Source, variables: tuple[str, ...], checks: list[Check]) -> PlannedSource:
+        """The walk a render would make now, every candidate stat-ed, none opened."""
+        from .expand.discover import candidates as looked_for
+        from .expand.discover import walk
+
+        spec = source.discover
+        assert spec is not None
+        unread = replace(spec, skip_blank=False, pick="all")  # every candidate stat-ed, nothing read
+        found = walk(unread)
+        marker = _marker(found.root, spec.root_markers) if found.root is not None else None
+        if found.root is None:
+            where = "no root marker found: only the start folder" if spec.root_markers else "root_markers: []"
+        else:
+            where = f"project root {found.root} (holds {marker})"
+        present = {path for _, path in found.files}
+        folders: list[PlannedFolder] = []
+        taken: list[str] = []
+        for folder in found.folders:
+            candidates: list[Candidate] = []
+            done = False
+            for path in looked_for(folder, spec):
+                if path in taken:
+                    continue
+                if done:
+                    candidates.append(Candidate(path, "not_needed", "an earlier candidate ends the folder's search"))
+                elif path in present:
+                    blank = "its blank check is the render's (a blank file is passed over)"
+                    note = blank if spec.pick == "first" and spec.skip_blank else ""
+                    candidates.append(Candidate(path, "taken", note))
+                    taken.append(path)
+                    done = spec.pick == "first"
+                else:
+                    reason, detail = _why_not(path)
+                    candidates.append(Candidate(path, reason, detail))
+            folders.append(PlannedFolder(folder, tuple(candidates)))
+        count = len(found.folders)
+        detail = f"{where}; {count} {'folder' if count == 1 else 'folders'} from {found.start}"
+        if not taken:
+            planned = self._planned(source, variables, checks, "skipped", SkipReason.NOT_FOUND, detail)
+        else:
+            matches = tuple(self.plan(source.found(path, "discover")) for path in taken)
+            planned = self._planned(source, variables, checks, "expanded", None, detail, matches)
+        return replace(planned, walk=tuple(folders))
+
     def _planned(
         self,
         source: Source,
@@ -389,7 +470,33 @@ class _Planner:
             reason=reason,
             detail=detail,
             matches=matches,
+            imports=_imports(source),
         )
+
+
+def _marker(root: str, markers: tuple[str, ...]) -> str | None:
+    """Which of *markers* made *root* the project root (the first that is there)."""
+    return next((m for m in markers if os.path.lexists(os.path.join(root, m))), None)
+
+
+def _why_not(path: str) -> tuple[str, str]:
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return "missing", "no such file"
+    kind = _not_regular(mode)
+    return "not_regular_file", f"is {kind}, not a regular file" if kind else "not taken"
+
+
+def _imports(source: Source) -> str:
+    """A source's import settings in words; imports are in the text, which a dry run does not read."""
+    chosen = source.imports
+    if chosen is None:
+        return ""
+    return (
+        f"imports on (max_depth {chosen.max_depth}, markers {chosen.markers}, allow_home {chosen.allow_home}); "
+        "which files are imported is found in each file's text, which a dry run does not read"
+    )
 
 
 def _resolved(source: Source) -> str:
@@ -401,6 +508,8 @@ def _resolved(source: Source) -> str:
 
 
 def _kind(source: Source) -> str:
+    if source.discover is not None:
+        return "discover"
     if source.glob:
         return "glob"
     if source.chained:

@@ -36,13 +36,19 @@ class SkipReason(enum.StrEnum):
     DUPLICATE = "duplicate"
     """The same file as an earlier source; it goes in once, at the first position."""
     OUTSIDE_ROOT = "outside_root"
-    """A local file outside ``loader.allowed_roots`` (symlinks resolved)."""
+    """A local file outside ``loader.allowed_roots`` (symlinks resolved), or an import outside the project root."""
+    IMPORT_CYCLE = "import_cycle"
+    """An ``@path`` import of a file already on the current import chain."""
+    IMPORT_DEPTH = "import_depth"
+    """An ``@path`` import in a file at ``imports.max_depth``: left as text."""
     PROTOCOL_NOT_ALLOWED = "protocol_not_allowed"
     """A protocol not in ``loader.allowed_protocols``."""
     HOST_NOT_ALLOWED = "host_not_allowed"
     """A host (or a redirect's target) not in ``loader.allowed_hosts``."""
     OVER_BUDGET = "over_budget"
     """Left out by a budget: ``formatter.budget`` (or the source's own limit) had no room for any of it."""
+    NOT_APPLICABLE = "not_applicable"
+    """A rule file (``rules: frontmatter``) whose frontmatter does not apply to this render's paths in play."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,9 +6,9 @@ import functools
 import os
 import time
 from collections import OrderedDict
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import events
 from .append import TextAppender, appender_for
@@ -16,7 +16,7 @@ from .cache import PolicyCache
 from .config import Config, load_config
 from .drive import Flow, arun, run
 from .exceptions import BudgetExceeded, SourceError
-from .failures import Failure
+from .failures import Failure, SkipReason
 from .format import TemplateFormatter
 from .load import FsspecLoader
 from .process import Cleaning, Drop, EscapeClosingTags, Note, ProcessorChain
@@ -25,7 +25,13 @@ from .render import Lazy, Render, Section, SourceRecord
 from .sources import build_sources
 from .stages import Appender, Formatter, Loader, LoadResult, Processor, Snapshot, StateCache
 
+if TYPE_CHECKING:
+    from .process.rules import PathsInPlay
+
 __all__ = ["Pipeline"]
+
+Paths = str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None
+"""The paths in play a render is given: one, several, or none."""
 
 _View = tuple[str, str, Lazy[tuple[SourceRecord, ...]], tuple[Drop, ...], tuple[Note, ...]]
 """A snapshot processed and formatted: the block, its sha256, the records, the sections taken out, the notes."""
@@ -88,7 +94,8 @@ class Pipeline:
         formatter = TemplateFormatter.from_config(config, sources)
         cleaning = Cleaning.for_layout(formatter.layout, sources)
         escaping = [EscapeClosingTags(formatter.wrappers)] if formatter.wrappers else []
-        chain: list[Processor] = [*cleaning.steps, *escaping, *processors]
+        rules = _rules(sources, config.base_path)  # first: it reads the frontmatter the cleaning strips
+        chain: list[Processor] = [*rules, *cleaning.steps, *escaping, *processors]
         if loader is None:
             loader = FsspecLoader.from_config(config, cleaning.is_blank, cleaning.token)
         chain += budget_processors(config, formatter, sources)  # last: they weigh what goes into the block
@@ -109,23 +116,43 @@ class Pipeline:
 
     # -- the entry points: thin drivers over one flow --------------------------
 
-    def build(self, state: MutableMapping[str, Any] | None = None) -> Render:
+    @property
+    def takes_paths(self) -> bool:
+        """Whether the block depends on the paths in play (a source has ``rules: frontmatter``)."""
+        return self.processors.takes_paths
+
+    def build(self, state: MutableMapping[str, Any] | None = None, *, paths: Paths = None) -> Render:
         """The memory block and an account of every source.
+
+        Args:
+            paths: the paths in play for ``rules: frontmatter`` sources (files
+                being worked on): relative ones against the working folder, then
+                matched relative to each rule file's project root, as Cursor and
+                Claude Code match against the workspace (its nearest folder holding
+                ``.git``, or a discovery's ``root_markers``; the folder holding
+                ``.claude/rules`` for a file a discovery's ``patterns`` found; the
+                config's ``base_dir`` for a rule file in no project). A change of
+                paths alone reads nothing: the block is decided again from the state.
 
         Raises:
             SourceError: a required source is not available (or a decode error
                 under ``on_decode_error: fail``); it lists every such source.
         """
         with events.render_scope() as render_id:
-            return run(self._build(self._state(state), render_id))
+            return run(self._build(self._state(state), render_id, self._paths(paths)))
 
-    async def abuild(self, state: MutableMapping[str, Any] | None = None) -> Render:
+    async def abuild(self, state: MutableMapping[str, Any] | None = None, *, paths: Paths = None) -> Render:
         """:meth:`build` for asyncio callers: remote reads are awaited, never blocking the loop."""
         with events.render_scope() as render_id:
-            return await arun(self._build(self._state(state), render_id))
+            return await arun(self._build(self._state(state), render_id, self._paths(paths)))
 
     def render(
-        self, system: Any = None, state: MutableMapping[str, Any] | None = None, *, format: str | Appender | None = None
+        self,
+        system: Any = None,
+        state: MutableMapping[str, Any] | None = None,
+        *,
+        format: str | Appender | None = None,
+        paths: Paths = None,
     ) -> Any:
         """:meth:`build`, handed to an appender: by default, the system prompt with the block added (a ``str``).
 
@@ -133,13 +160,18 @@ class Pipeline:
             format: a name from :data:`memconfig.append.APPENDERS` (``"text"``),
                 an appender of your own, or ``None`` for the config's ``appender.format``.
         """
-        return self._appender(format).append(system, self.build(state))
+        return self._appender(format).append(system, self.build(state, paths=paths))
 
     async def arender(
-        self, system: Any = None, state: MutableMapping[str, Any] | None = None, *, format: str | Appender | None = None
+        self,
+        system: Any = None,
+        state: MutableMapping[str, Any] | None = None,
+        *,
+        format: str | Appender | None = None,
+        paths: Paths = None,
     ) -> Any:
         """:meth:`render` for asyncio callers."""
-        return self._appender(format).append(system, await self.abuild(state))
+        return self._appender(format).append(system, await self.abuild(state, paths=paths))
 
     def load(self, state: MutableMapping[str, Any] | None = None) -> list[LoadResult]:
         """Read every source now, whatever the cache policy; one result per source (or expansion child)."""
@@ -149,13 +181,14 @@ class Pipeline:
 
     # -- the one flow -----------------------------------------------------------
 
-    def _build(self, state: MutableMapping[str, Any], render_id: str) -> Flow[Render]:
+    def _build(self, state: MutableMapping[str, Any], render_id: str, paths: PathsInPlay = ()) -> Flow[Render]:
         started = time.perf_counter()
         snapshot = yield from self.cache.resolve(state, self.loader)
         outcome = self._outcome
-        if outcome is None or outcome.snapshot is not snapshot:  # an unchanged turn gets the same snapshot again
+        # an unchanged turn gets the same snapshot again; with other paths in play, its block may differ
+        if outcome is None or outcome.snapshot is not snapshot or outcome.paths != paths:
             try:
-                outcome = self._account(snapshot)
+                outcome = self._account(snapshot, paths)
             except BudgetExceeded as exc:
                 loaded, skipped = len(snapshot.sections), snapshot.stats.get("sources_skipped", 0)
                 _log_failure([*snapshot.failures, *exc.failures], loaded, skipped, started)
@@ -169,40 +202,46 @@ class Pipeline:
         text, sha256, records, _, _ = outcome.view
         return Render(text, sha256, render_id, records, outcome.counts, outcome.memo)
 
-    def _account(self, snapshot: Snapshot) -> _Outcome:
-        """The block for *snapshot* (memoised by digest), its counts and its ``prompt_built``."""
-        view = self._views.get(snapshot.digest)  # a dict read needs no lock
+    def _account(self, snapshot: Snapshot, paths: PathsInPlay) -> _Outcome:
+        """The block for *snapshot* and *paths* (memoised by both), its counts and its ``prompt_built``."""
+        key = snapshot.digest if not paths else "\x1f".join((snapshot.digest, *paths))
+        view = self._views.get(key)  # a dict read needs no lock
         memo = view is not None
         if view is None:
-            view = self._view(snapshot)
+            view = self._view(snapshot, paths, key)
         for drop in view[3]:  # each source that enters a state is told why it is not in the prompt
             if not memo or drop.section.source in snapshot.taken:
                 s = drop.section
-                events.source_dropped(s.source, s.name, s.url, drop.reason, drop.processor, len(s.text), drop.detail)
+                if drop.reason is SkipReason.NOT_APPLICABLE:  # a rule that does not apply: by design, not a loss
+                    events.rule_not_applicable(s, drop.detail)
+                else:
+                    reason, detail = drop.reason, drop.detail
+                    events.source_dropped(s.source, s.name, s.url, reason, drop.processor, len(s.text), detail)
         noted = dict.fromkeys(events.NOTE_COUNTS.values(), 0)
         for note in view[4]:
             if not memo or note.section.source in snapshot.taken:
                 events.processor_note(note)
-            noted[events.NOTE_COUNTS[note.event]] += 1
-        dropped = len(view[3])
+            counted = events.NOTE_COUNTS.get(note.event)
+            if counted is not None:
+                noted[counted] += 1
         stats = snapshot.stats
         counts = {
             **stats,
-            "sources_loaded": len(snapshot.sections) - dropped,
-            "sources_skipped": stats.get("sources_skipped", 0) + dropped,
-            "dropped": dropped,
+            "sources_loaded": len(snapshot.sections) - len(view[3]),
+            "sources_skipped": stats.get("sources_skipped", 0) + len(view[3]),
+            "dropped": _dropped(view[3]),
             **noted,
         }
-        return _Outcome(snapshot, view, MappingProxyType(counts), memo)
+        return _Outcome(snapshot, view, MappingProxyType(counts), memo, paths)
 
-    def _view(self, snapshot: Snapshot) -> _View:
-        """Process and format *snapshot*; its records are made when first asked for. Memoised by digest."""
-        sections, drops, notes = self.processors(snapshot.sections)
+    def _view(self, snapshot: Snapshot, paths: PathsInPlay, key: str) -> _View:
+        """Process and format *snapshot* for *paths*; its records are made when first asked for. Memoised by *key*."""
+        sections, drops, notes = self.processors(snapshot.sections, paths)
         block = self.formatter.format(sections)
         records = Lazy(functools.partial(_records, snapshot.records, sections, drops, notes))
         view = (block.text, block.sha256, records, tuple(drops), tuple(notes))
         views = self._views
-        views[snapshot.digest] = view
+        views[key] = view
         while len(views) > _MEMO:
             try:
                 views.popitem(last=False)  # one step (no iterator for another thread to invalidate)
@@ -212,6 +251,14 @@ class Pipeline:
 
     def _state(self, state: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:
         return self.state if state is None else state
+
+    def _paths(self, paths: Paths) -> PathsInPlay:
+        """The paths in play, normalised; none when no processor looks at them (the block cannot depend on them)."""
+        if not self.processors.takes_paths:
+            return ()
+        from .process.rules import in_play
+
+        return in_play(paths)
 
     def _appender(self, format: str | Appender | None) -> Appender:
         if format is None:
@@ -227,7 +274,7 @@ class Pipeline:
 class _Outcome:
     """What a render of one snapshot gives: the block and records, the counts, and its ``prompt_built``."""
 
-    __slots__ = ("counts", "log", "memo", "snapshot", "view")
+    __slots__ = ("counts", "log", "memo", "paths", "snapshot", "view")
 
     def __init__(
         self,
@@ -235,10 +282,11 @@ class _Outcome:
         view: _View,
         counts: Mapping[str, int],
         memo: bool,
+        paths: PathsInPlay = (),
     ) -> None:
-        self.snapshot, self.view, self.counts, self.memo = snapshot, view, counts, memo
+        self.snapshot, self.view, self.counts, self.memo, self.paths = snapshot, view, counts, memo, paths
         text, sha256, _, drops, _ = view
-        dropped = len(drops)
+        dropped = _dropped(drops)
         fields = {
             "sources_loaded": counts["sources_loaded"],
             "sources_skipped": counts["sources_skipped"],
@@ -253,7 +301,12 @@ class _Outcome:
 
     def again(self) -> _Outcome:
         """The outcome of rendering the same snapshot again: the same, from the memo."""
-        return self if self.memo else _Outcome(self.snapshot, self.view, self.counts, True)
+        return self if self.memo else _Outcome(self.snapshot, self.view, self.counts, True, self.paths)
+
+
+def _dropped(drops: Sequence[Drop]) -> int:
+    """The sections processors took out, each a ``source_dropped`` (a rule that does not apply is no drop)."""
+    return sum(drop.reason is not SkipReason.NOT_APPLICABLE for drop in drops)
 
 
 def _since(started: float) -> float:
@@ -264,6 +317,15 @@ def _since(started: float) -> float:
 def _log_failure(failures: Sequence[Failure], loaded: int, skipped: int, started: float) -> None:
     fields = {"sources_loaded": loaded, "sources_skipped": skipped, "duration_ms": _since(started)}
     events.prompt_failed(failures, fields)
+
+
+def _rules(sources: Sequence[Any], root: str | os.PathLike[str]) -> list[Processor]:
+    """The rules step, when a source declares rules (only such configs import wcmatch and the rules module)."""
+    if not any(getattr(s, "rules", None) == "frontmatter" for s in sources):
+        return []
+    from .process.rules import rules_processor
+
+    return list(rules_processor(sources, root))
 
 
 def _token(stage: object) -> str:
@@ -299,7 +361,7 @@ def _with_parent_sizes(records: list[SourceRecord]) -> tuple[SourceRecord, ...]:
     """Records with each expanded source's ``chars`` the sum of its children's."""
     sizes: dict[str, int] = {}
     for record in records:
-        if record.parent is not None:
+        if record.parent is not None and record.via != "import":  # an import's text is in its importer's
             sizes[record.parent] = sizes.get(record.parent, 0) + record.chars
     if not sizes:
         return tuple(records)

@@ -9,7 +9,7 @@ tokens whether a stored state or a memoised block is still valid.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, runtime_checkable
@@ -34,7 +34,9 @@ __all__ = [
     "LocalCheck",
     "Processor",
     "Snapshot",
+    "Spot",
     "StateCache",
+    "WatchedExpander",
 ]
 
 Status = Literal["loaded", "unchanged", "skipped", "stale"]
@@ -179,3 +181,42 @@ class Appender(Protocol):
     """Puts a render's block where the caller wants it: a system prompt, a message list …"""
 
     def append(self, system: Any, render: Render) -> Any: ...
+
+
+class Spot(NamedTuple):
+    """A place whose change makes a declared source due: a file, a folder's entries, a whole tree, or the cwd.
+
+    A ``"cwd"`` spot is not watched on disk: the source is due when
+    ``os.getcwd()`` is no longer *path* (a discovery from the working
+    directory), asked once per render.
+
+    *accepts*, for a folder or a tree, tells which of the changed paths in it
+    count (``None``: every one). Without it, anything written there — the
+    ``--log-file``, the output of ``render -o``, an editor's swap file — would
+    make the source due, and a render that writes there would render again
+    without end. It is called on the watcher's thread with a changed path
+    (normalised, absolute), never on a render, and may ``stat`` it: a removed
+    path is gone. Give a value with equality (a frozen dataclass), not a fresh
+    ``lambda``: spots are compared to tell whether the watching changed.
+    """
+
+    path: str
+    kind: str  # "file", "folder" (its direct entries), "tree" (everything below it) or "cwd" (see above)
+    accepts: Callable[[str], bool] | None = None
+
+
+@runtime_checkable
+class WatchedExpander(Protocol):
+    """What an expander may answer besides expanding (each method optional: looked up by name).
+
+    ``watched`` tells the ``watch`` cache policy where *source*'s children
+    can change or appear (``None``: it cannot say; *source* is then revalidated
+    on every render). ``would_take`` tells ``render -o`` whether a file at
+    *path*, there or not yet, would be one of *source*'s children, so that the
+    output is refused before it is written rather than read by the next render.
+    Both make no more than local ``stat``/listing calls.
+    """
+
+    def watched(self, source: Source) -> Sequence[Spot] | None: ...
+
+    def would_take(self, source: Source, path: str) -> bool: ...

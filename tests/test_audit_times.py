@@ -11,8 +11,6 @@ times afterwards.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -20,23 +18,15 @@ from typing import Any
 import pytest
 import structlog
 import yaml
+from cli import memconfig
 from hypothesis import given
 from hypothesis import strategies as st
 
 from memconfig.audit.times import canonical_time, is_canonical
 from memconfig.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
-HANG = 120  # seconds: only detects a hang; nothing here is timed
 FIRST_DAY = "2026-12-01T15:00:00.{:06d}Z"  # the first render's events
 SECOND_DAY = "2026-12-02T09:00:00.{:06d}Z"  # the second's
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m memconfig ARGS`` as a user runs it."""
-    return subprocess.run(
-        [sys.executable, "-m", "memconfig", *args], capture_output=True, text=True, timeout=HANG, cwd=ROOT, check=False
-    )
 
 
 def audit_json(capsys: pytest.CaptureFixture[str], log: Path, *args: str) -> Any:
@@ -69,7 +59,7 @@ def two_days(tmp_path_factory: pytest.TempPathFactory) -> Path:
     log = folder / "memconfig.jsonl"
     runs = []
     for _ in range(2):
-        done = cli("render", "-c", str(config), "--log-file", str(log))
+        done = memconfig("render", "-c", str(config), "--log-file", str(log))
         assert done.returncode == 0, done.stderr
         runs.append(_events(log)[sum(map(len, runs)) :])
     for events, day in zip(runs, (FIRST_DAY, SECOND_DAY), strict=True):
@@ -93,7 +83,7 @@ def two_days(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_time_out_of_range_exits_2_naming_the_option_and_value(
     two_days: Path, option: str, value: str, says: str
 ) -> None:
-    done = cli("audit", str(two_days), option, value)
+    done = memconfig("audit", str(two_days), option, value)
     assert (done.returncode, done.stdout) == (2, ""), done.stderr
     assert done.stderr.startswith(f"memconfig: error: {option} {value!r}: {says} (")
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
@@ -101,7 +91,7 @@ def test_a_time_out_of_range_exits_2_naming_the_option_and_value(
 
 def test_a_huge_value_is_quoted_cut_in_the_message(two_days: Path) -> None:
     value = "9" * 100_000 + "s"
-    done = cli("audit", str(two_days), "--since", value)
+    done = memconfig("audit", str(two_days), "--since", value)
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert done.stderr.startswith(f"memconfig: error: --since '{'9' * 60}…': out of range (")
 

@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from cli import memconfig
 from pipelines import events_named as _events
 from pipelines import plain_pipeline
 from structlog.testing import capture_logs
 
 from memconfig import BudgetExceeded, ConfigError, Pipeline, Render, SkipReason
 from memconfig.process.tokens import ESTIMATE
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _lines(n: int, stem: str = "line") -> str:
@@ -51,24 +47,6 @@ def _cuts(logs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def _drops(logs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {e["source"]: e for e in _events(logs, "source_dropped")}
-
-
-def _cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """``python -m memconfig ARGS`` in a fresh process; a user's mistake never prints a traceback."""
-    environ = {k: v for k, v in os.environ.items() if not k.upper().startswith("MEMCONFIG_")}
-    environ.update(env or {})
-    done = subprocess.run(
-        [sys.executable, "-m", "memconfig", *args],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        cwd=cwd,
-        env={**environ, "PYTHONPATH": str(ROOT)},
-        timeout=60,
-        check=False,
-    )
-    assert "Traceback" not in done.stderr + done.stdout, done.stderr
-    return done
 
 
 # -- the total budget, policy truncate ---------------------------------------------------------
@@ -229,7 +207,7 @@ def test_fail_policy_from_the_cli_exits_1_with_the_message(tmp_path: Path) -> No
         "formatter": {"preset": "plain", "budget": {"max_chars": 40, "policy": "fail"}},
     }
     (tmp_path / "memconfig.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
-    done = _cli("render", "-c", "memconfig.yaml", cwd=tmp_path)
+    done = memconfig("render", "-c", "memconfig.yaml", cwd=tmp_path)
     assert done.returncode == 1
     assert done.stdout == ""
     assert (
@@ -436,7 +414,9 @@ def test_layout_alone_over_the_budget_is_a_config_error() -> None:
 @pytest.mark.parametrize(
     ("budget", "message"),
     [
-        pytest.param({"max_chars": 10, "max_tokens": 10}, "give one of 'max_chars' or 'max_tokens'", id="both"),
+        pytest.param(
+            {"max_chars": 10, "max_tokens": 10}, "give only one of 'max_chars', 'max_tokens' or 'max_bytes'", id="both"
+        ),
         pytest.param({"policy": "drop"}, "'policy' needs a limit", id="policy-without-limit"),
         pytest.param({"max_chars": 0}, "greater than 0", id="zero"),
     ],

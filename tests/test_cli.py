@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import structlog
 import yaml
+from cli import memconfig as run
 
 import memconfig
 from memconfig.cli import main
@@ -28,28 +29,6 @@ Cli = Callable[..., subprocess.CompletedProcess[str]]
 
 
 # -- helpers -------------------------------------------------------------------
-
-
-def run(
-    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, stdin: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m memconfig ARGS`` in a fresh process (*stdin* its input); no user error may print a traceback."""
-    environ = {k: v for k, v in os.environ.items() if not k.upper().startswith("MEMCONFIG_")}
-    environ.update(env or {})
-    done = subprocess.run(
-        [sys.executable, "-m", "memconfig", *args],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        cwd=cwd or ROOT,
-        env=environ,
-        timeout=60,
-        check=False,
-        input=stdin,
-    )
-    assert "Traceback" not in done.stderr, done.stderr
-    assert "Traceback" not in done.stdout, done.stdout
-    return done
 
 
 def run_python(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -857,3 +836,18 @@ def test_a_system_file_is_bounded_like_a_config() -> None:
     done = run("render", "-c", str(EXAMPLE), "--system-file", "/dev/zero")
     assert done.returncode == 2
     assert "--system-file /dev/zero: larger than the limit of 1048576 characters" in done.stderr
+
+
+@pytest.mark.parametrize("command", ["render", "validate", "explain"])
+def test_a_removed_working_directory_is_a_clear_error_not_a_traceback(tmp_path: Path, command: str) -> None:
+    """A shell left in a folder that was deleted: exit 2 and one line saying so (was a misleading exit 74)."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    config = ROOT / "configs" / "example.yaml"
+    prelude = f"import os\nos.chdir({str(gone)!r})\nos.rmdir({str(gone)!r})"
+    result = run(command, "-c", str(config), cwd=tmp_path, prelude=prelude)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"memconfig: error: {config}: the working directory no longer exists: run from a folder that does"
+    )
+    assert result.stdout == ""

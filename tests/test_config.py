@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memconfig import Config, ConfigError, MemconfigError, Problem, load_config
+from memconfig import Config, ConfigError, MemconfigError, Pipeline, Problem, load_config
 from memconfig.config.interpolation import expand_vars
 from memconfig.format.presets import PRESETS
 
@@ -585,6 +586,39 @@ def test_environment_overrides_apply_to_from_mapping(monkeypatch: pytest.MonkeyP
     assert [s.url for s in config.sources] == ["from-env.md"]
 
 
+def test_a_preset_named_by_a_variable_brings_its_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``preset: ${PRESET}`` with PRESET=codex renders Codex's AGENTS.md under Codex's 32 KiB budget."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "AGENTS.md").write_text("root doc")
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    monkeypatch.setenv("PRESET", "codex")
+
+    config = Config.from_mapping({"version": 1, "formatter": {"preset": "${PRESET}"}})
+
+    assert (config.formatter.preset, config.formatter.budget.max_bytes) == ("codex", 32768)
+    assert Pipeline.from_config(config).build({}).text == "root doc"
+
+
+def test_the_preset_an_environment_override_chooses_brings_its_defaults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MEMCONFIG_FORMATTER__PRESET replaces the YAML's preset with all it brings: no mix of the two."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "AGENTS.md").write_text("agents doc")
+    monkeypatch.chdir(tmp_path)
+
+    monkeypatch.setenv("MEMCONFIG_FORMATTER__PRESET", "plain")
+    plain = Config.from_mapping({"version": 1, "formatter": {"preset": "codex"}}, base_dir=tmp_path)
+    monkeypatch.setenv("MEMCONFIG_FORMATTER__PRESET", "codex")
+    codex = Config.from_mapping({"version": 1, "formatter": {"preset": "plain"}}, base_dir=tmp_path)
+
+    assert (plain.formatter.preset, plain.sources, plain.formatter.budget) == ("plain", [], None)
+    assert Pipeline.from_config(plain).build({}).text == ""
+    assert (codex.formatter.preset, codex.formatter.budget.max_bytes) == ("codex", 32768)
+    assert Pipeline.from_config(codex).build({}).text == "agents doc"
+
+
 @pytest.mark.parametrize(
     ("name", "value", "expected"),
     [
@@ -717,8 +751,8 @@ def test_unknown_preset_lists_the_choices() -> None:
     error = mapping_error({"version": 1, "formatter": {"preset": "langchain"}})
 
     assert str(error) == (
-        "formatter.preset: unknown preset 'langchain'; built-in: deepagents, markdown, plain, xml;"
-        " none defined under presets"
+        "formatter.preset: unknown preset 'langchain'; built-in: claude, codex, deepagents, gemini, markdown, plain, "
+        "xml; none defined under presets"
     )
 
 

@@ -17,7 +17,7 @@ from pipelines import plain_pipeline
 from servers import WebServer
 from structlog.testing import capture_logs
 
-from memconfig import Pipeline, Render, Section, SourceError
+from memconfig import Pipeline, Render, Section, SourceError, events
 from memconfig.events import EVENTS, SCHEMA_VERSION, EventSpec
 
 BOOKKEEPING = {"event", "log_level", "render_id"}
@@ -179,6 +179,7 @@ def test_every_event_has_exactly_its_declared_fields(project: Path, web: WebServ
                 remote,
                 {"url": "long.md", "max_chars": 100},
                 "closes.md",
+                {"glob": "cursor/*.mdc", "rules": "frontmatter"},
             ],
             "loader": FAST,
             "cache": {"policy": "revalidate"},
@@ -188,6 +189,8 @@ def test_every_event_has_exactly_its_declared_fields(project: Path, web: WebServ
     )
     _write(project / "long.md", "a line of forty characters, more or less\n" * 3)
     _write(project / "closes.md", "early </memory> end")
+    _write(project / "cursor" / "bad.mdc", "---\nalwaysApply: yes please\n---\nbad frontmatter")  # invalid
+    _write(project / "cursor" / "ts.mdc", "---\nglobs: src/**/*.ts\n---\nno path in play")  # not applicable
     state: dict[str, Any] = {}
     with capture_logs() as logs:
         pipeline.build(state)  # loaded, skipped, expanded, dropped, truncated, escaped, retried, built
@@ -195,6 +198,22 @@ def test_every_event_has_exactly_its_declared_fields(project: Path, web: WebServ
         pipeline.build(state)  # stale
         with pytest.raises(SourceError):
             _pipeline([{"url": "gone.md", "required": True}], project).build({})  # failed
+        _write(project / "found" / "AGENTS.override.md", " \n")  # passed over: blank
+        (project / "found" / "AGENTS.md").write_bytes(b"bad \xff byte")  # taken, its bad byte replaced
+        _write(project / "found" / "x" / "y" / "AGENTS.md", "deep")  # below the one folder searched: limited
+        found = {
+            "names": ["AGENTS.override.md", "AGENTS.md"],
+            "from": "found",
+            "root_markers": [],
+            "down": {"max_dirs": 1},
+        }
+        discovery = {"sources": [{"discover": found}], "loader": {"on_decode_error": "replace"}}
+        Pipeline.from_config({"version": 1, "base_dir": str(project), **discovery}).build({})  # searched, passed, cut
+        watched = {"version": 1, "sources": ["memory://unwatched.md"], "cache": {"policy": "watch"}}
+        Pipeline.from_config(watched).build({})  # unwatched (a remote source under watch)
+        for written in (True, False):  # render -o FILE's (tests/test_output_file.py runs the command)
+            events.output_file(written, "AGENTS.md", "text", 1, "0" * 64, "render-1")
+        events.output_failed("AGENTS.md", "text", 1, "0" * 64, "AGENTS.md: No space left on device", "render-1")
     assert {e["event"] for e in logs} == set(EVENTS)
     for event in logs:
         assert set(event) - BOOKKEEPING == set(EVENTS[event["event"]].fields), event["event"]

@@ -140,6 +140,7 @@ def test_each_value_names_the_layer_that_set_it(
         "line": 3,
         "column": 5,
         "variable": None,
+        "preset": None,
     }
     assert value(report, "loader.retries")["where"] == f"{config}:5:12"
     assert value(report, "cache.policy")["where"] == f"{config}:7:17"
@@ -151,6 +152,44 @@ def test_each_value_names_the_layer_that_set_it(
         1 << 20,
         "default",
     )
+
+
+def test_what_a_tools_preset_fills_in_is_the_presets_layer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Under ``preset: codex``, the values its defaults bring are ``preset codex``, not ``default``; the rest as before.
+
+    What the config sets itself (``loader.max_bytes`` here) is the file's, and a field the preset leaves alone
+    (``formatter.budget.max_chars``, ``loader.encoding``) is the default.
+    """
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "AGENTS.md").write_text("agents")
+    config = write(tmp_path, "version: 1\nformatter: {preset: codex}\nloader: {max_bytes: 5000}\n")
+    monkeypatch.chdir(tmp_path)
+
+    report = run_json(config, capsys)
+    assert main(["explain", "-c", str(config)]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line.startswith("  ")}
+
+    assert value(report, "loader.on_decode_error")["layer"] == {
+        "kind": "preset",
+        "file": None,
+        "line": None,
+        "column": None,
+        "variable": None,
+        "preset": "codex",
+    }
+    for path, shown in [
+        ("loader.on_decode_error", '"replace"'),
+        ("formatter.budget.max_bytes", "32768"),
+        ("sources[0].discover.names", '["AGENTS.override.md", "AGENTS.md"]'),
+    ]:
+        assert value(report, path)["where"] == "preset codex"
+        assert lines[path].split()[-2:] == ["preset", "codex"] and shown in lines[path]
+    assert value(report, "loader.max_bytes")["where"] == f"{config}:3:21"
+    assert value(report, "formatter.budget.max_chars")["where"] == "default"
+    assert value(report, "loader.encoding")["where"] == "default"
+    assert lines["loader.encoding"].endswith("default")
 
 
 def test_a_config_on_standard_input_is_the_stdin_layer(tmp_path: Path) -> None:
@@ -174,6 +213,7 @@ def test_a_config_on_standard_input_is_the_stdin_layer(tmp_path: Path) -> None:
         "line": 3,
         "column": 11,
         "variable": None,
+        "preset": None,
     }
     assert by_key(report)["a.md"]["summary"] == "would be read (5 bytes)"
 
@@ -405,3 +445,82 @@ def test_a_local_glob_s_matches_are_shown_as_paths(tmp_path: Path, capsys: pytes
     assert main(["explain", "-c", str(config)]) == 0
     text = capsys.readouterr().out
     assert f"resolved:  {tmp_path}/docs/a.md" in text and "file://" not in text
+
+
+def _git_repo(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    return folder
+
+
+def test_a_discovery_shows_its_walk_without_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The root and its marker, each folder, each candidate: taken, missing, not a regular file, not needed.
+
+    Under pick first with skip_blank, the first regular file is shown taken, its blank
+    check left to the render; a FIFO is stat-ed, never opened (the dry run cannot block).
+    """
+    repo = _git_repo(tmp_path / "repo")
+    (repo / "AGENTS.override.md").write_text("   \n")  # blank: only a read could tell
+    (repo / "AGENTS.md").write_text("Root.\n")
+    work = repo / "services" / "api"
+    work.mkdir(parents=True)
+    os.mkfifo(work / "AGENTS.override.md")
+    (work / "AGENTS.md").write_text("API.\n")
+    config = write(tmp_path, {"version": 1, "sources": [{"discover": {"names": ["AGENTS.override.md", "AGENTS.md"]}}]})
+    monkeypatch.chdir(work)
+    report = run_json(config, capsys)
+    [discovery] = report["sources"]
+    assert (discovery["kind"], discovery["verdict"]) == ("discover", "expanded")
+    assert discovery["detail"] == f"project root {repo} (holds .git); 3 folders from {work}"
+    walked = {f["folder"]: [(c["path"], c["outcome"], c["detail"]) for c in f["candidates"]] for f in discovery["walk"]}
+    blank_check = "its blank check is the render's (a blank file is passed over)"
+    assert walked[str(repo)] == [
+        (str(repo / "AGENTS.override.md"), "taken", blank_check),
+        (str(repo / "AGENTS.md"), "not_needed", "an earlier candidate ends the folder's search"),
+    ]
+    assert walked[str(repo / "services")] == [
+        (str(repo / "services/AGENTS.override.md"), "missing", "no such file"),
+        (str(repo / "services/AGENTS.md"), "missing", "no such file"),
+    ]
+    assert walked[str(work)] == [
+        (str(work / "AGENTS.override.md"), "not_regular_file", "is a FIFO, not a regular file"),
+        (str(work / "AGENTS.md"), "taken", blank_check),
+    ]
+    assert [m["key"] for m in discovery["matches"]] == [str(repo / "AGENTS.override.md"), str(work / "AGENTS.md")]
+    assert main(["explain", "-c", str(config)]) == 0
+    text = capsys.readouterr().out
+    assert f"walk: project root {repo} (holds .git); 3 folders from {work}" in text
+    assert f"{work / 'AGENTS.override.md'}: not_regular_file (is a FIFO, not a regular file)" in text
+
+
+def test_a_discovery_that_finds_nothing_and_without_a_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No marker above the start folder: only that folder; no file: skipped, not_found (as a render says)."""
+    config = write(tmp_path, {"version": 1, "formatter": {"preset": "gemini"}})
+    monkeypatch.chdir(tmp_path)
+    [discovery] = run_json(config, capsys)["sources"]
+    assert (discovery["verdict"], discovery["reason"]) == ("skipped", "not_found")
+    assert discovery["detail"] == f"no root marker found: only the start folder; 1 folder from {tmp_path}"
+    assert discovery["summary"].startswith("would be skipped: not_found")
+
+
+def test_imports_settings_are_shown_but_not_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Imports are in the files' text, which a dry run does not read: their settings only, said so."""
+    repo = _git_repo(tmp_path / "repo")
+    (repo / "CLAUDE.md").write_text("@AGENTS.md\n")
+    (repo / "AGENTS.md").write_text("Imported.\n")
+    config = write(repo, {"version": 1, "formatter": {"preset": "claude"}})
+    monkeypatch.chdir(repo)
+    found = by_key(run_json(config, capsys))
+    said = (
+        "imports on (max_depth 5, markers none, allow_home False); which files are imported is found in each "
+        "file's text, which a dry run does not read"
+    )
+    assert found["discover:all:CLAUDE.md,CLAUDE.local.md"]["imports"] == said
+    assert str(repo / "AGENTS.md") not in found  # not listed: finding it would take a read
+    assert [m["key"] for m in found["discover:all:CLAUDE.md,CLAUDE.local.md"]["matches"]] == [str(repo / "CLAUDE.md")]

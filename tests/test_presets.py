@@ -148,8 +148,8 @@ def test_a_user_preset_defaults_to_extending_plain(project: Path) -> None:
         pytest.param(
             {"presets": {"mine": {"extends": "html"}}},
             {
-                "presets.mine.extends": "cannot extend unknown preset 'html'; built-in: deepagents, markdown, plain, "
-                "xml; defined under presets: mine"
+                "presets.mine.extends": "cannot extend unknown preset 'html'; built-in: claude, codex, deepagents, "
+                "gemini, markdown, plain, xml; defined under presets: mine"
             },
             id="unknown-base",
         ),
@@ -161,8 +161,8 @@ def test_a_user_preset_defaults_to_extending_plain(project: Path) -> None:
         pytest.param(
             {"presets": {"mine": {}, "yours": {}}, "formatter": {"preset": "ours"}},
             {
-                "formatter.preset": "unknown preset 'ours'; built-in: deepagents, markdown, plain, xml; "
-                "defined under presets: mine, yours"
+                "formatter.preset": "unknown preset 'ours'; built-in: claude, codex, deepagents, gemini, markdown, "
+                "plain, xml; defined under presets: mine, yours"
             },
             id="unknown-preset",
         ),
@@ -414,3 +414,42 @@ def test_user_preset_rules_apply(project: Path, write_config: WriteConfig) -> No
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Use tabs.\n\nBeta  text."
+
+
+@pytest.mark.parametrize("preset", ["codex", "gemini"])
+def test_sources_with_every_entry_commented_out_keep_the_tool_presets_discovery(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, preset: str
+) -> None:
+    """`sources:` whose entries are all commented out is YAML's null: absent, so the preset's discovery stays.
+
+    It used to replace the preset's sources with none: an empty block, no warning.
+    """
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    name = {"codex": "AGENTS.md", "gemini": "GEMINI.md"}[preset]
+    (tmp_path / name).write_text("Project notes.\n", encoding="utf-8")
+    text = f"version: 1\nformatter: {{preset: {preset}}}\nsources:\n  # - notes.md\n  # - more.md\nloader:\n"
+    config = yaml.safe_load(text)
+    assert config["sources"] is None and config["loader"] is None
+    monkeypatch.chdir(tmp_path)
+
+    with capture_logs() as logs:
+        render = Pipeline.from_config({**config, "base_dir": str(tmp_path)}).build({})
+
+    assert "Project notes." in render.text
+    assert [r.source for r in render.sources if r.via == "discover"] == [str(tmp_path / name)]
+    [built] = events_named(logs, "prompt_built")
+    assert built["sources_loaded"] == 1
+
+
+def test_a_null_number_under_a_tool_preset_is_a_value_not_absent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`formatter.budget.max_bytes: null` turns codex's 32 KiB budget off: a null number is not a missing one."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "AGENTS.md").write_text("x" * 40000, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    config = yaml.safe_load("version: 1\nformatter:\n  preset: codex\n  budget: {max_bytes: null}\n")
+
+    render = Pipeline.from_config({**config, "base_dir": str(tmp_path)}).build({})
+
+    assert render.text == "x" * 40000

@@ -15,7 +15,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import time
 import zipfile
 from collections.abc import Callable, Iterator
@@ -26,6 +25,7 @@ from typing import Any
 
 import pytest
 import structlog
+from cli import memconfig
 from servers import Bucket, WebServer
 
 from memconfig import ConfigError, FsspecLoader, LoadRequest, Pipeline, Source, SourceError, load_config
@@ -160,12 +160,7 @@ class Cli:
 
 def run_cli(*args: str, prelude: str = "") -> Cli:
     """Run ``python -m memconfig ARGS`` as a user would (after *prelude*, Python run first)."""
-    if prelude:
-        command = [sys.executable, "-c", f"{prelude}\nfrom memconfig.cli import run\nrun()", *args]
-    else:
-        command = [sys.executable, "-m", "memconfig", *args]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCONFIG_")}
-    done = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
+    done = memconfig(*args, prelude=prelude)
     return Cli(done.returncode, done.stdout, done.stderr)
 
 

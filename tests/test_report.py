@@ -10,10 +10,7 @@ README's screenshot (``docs/audit-report.png``) from the same kind of log.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -21,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 from browser import Chromium, chromium_or_skip, png_size
+from cli import memconfig
 
 from memconfig.audit.html import render_html
 from memconfig.audit.model import (
@@ -62,23 +60,6 @@ class Log:
         for event in self.events:
             found |= {str(f["reason"]) for f in event.get("failures", [])}  # type: ignore[attr-defined]
         return found
-
-
-def memconfig(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """``python -m memconfig ARGS`` as a user runs it (*env* added); no run may print a traceback."""
-    environ = {k: v for k, v in os.environ.items() if not k.upper().startswith("MEMCONFIG_")}
-    environ.update(env or {})
-    done = subprocess.run(
-        [sys.executable, "-m", "memconfig", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=environ,
-        timeout=120,
-        check=False,
-    )
-    assert "Traceback" not in done.stderr, done.stderr
-    return done
 
 
 def write_log(folder: Path, runs: int = 5, *, hostile: bool = True) -> Log:

@@ -225,8 +225,17 @@ class Aggregator:
             "source_truncated": self._truncated,
             "content_escaped": self._escaped,
             "source_expanded": self._expanded,
+            "frontmatter_invalid": self._expanded,  # a rule file applied anyway: its own source_loaded says it is in
+            "folder_searched": self._expanded,  # a discovery's walk: its children's own events say what came in
+            "candidate_passed": self._expanded,
+            "search_limited": self._expanded,  # the walk was cut: no source of its own, in or out
+            "bytes_replaced": self._expanded,  # the source's own source_loaded says it is in
             "prompt_built": self._built,
             "prompt_failed": self._failed,
+            "source_unwatched": self._outside_the_prompt,
+            "output_written": self._outside_the_prompt,
+            "output_unchanged": self._outside_the_prompt,
+            "output_failed": self._outside_the_prompt,
         }
         missing = set(EVENTS) - set(self._handlers)
         assert not missing, f"events the audit does not read: {missing}"
@@ -634,6 +643,12 @@ class Aggregator:
         summary.stale += 1
         sha256 = logged or summary.sha256
         self._put(current, summary, "stale", reason, detail, sha256, summary.chars, time)
+
+    def _outside_the_prompt(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
+        """How a source is watched, or where ``render -o`` put a prompt, changes nothing the audit shows of it.
+
+        The line is counted (as every line is); what a source's state or a render's counts are is left alone.
+        """
 
     def _retried(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
         summary = self._source(event)

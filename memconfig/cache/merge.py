@@ -33,6 +33,8 @@ class Pass:
     started: float = field(default_factory=time.perf_counter)  # the clock of LoadResult.read_at
     revalidation: bool = False  # checking a state that holds contents, not filling an empty one
     basis: dict[str, Known] = field(default_factory=dict)  # process copies the requests were made against
+    held: tuple[Mapping[str, MetaEntry], Mapping[str, OutRecord]] | None = None  # what imports are asked against
+    seen: int = 0  # under ``watch``: the watcher's change number when the pass was planned
 
     @property
     def stamp(self) -> Stamp:
@@ -83,7 +85,13 @@ class Merge:
         """Fold the results of one configured source (an expanded one: all its children)."""
         if self.work.revalidation:
             self.stats["revalidated"] += len(group)
-        kept = self._expanded(source, group) if source.expander is not None else self._file(group[0])
+        if source.expander is not None:
+            kept = self._expanded(source, group)
+        elif len(group) == 1:
+            kept = self._file(group[0])
+        else:  # a file and the files it imports
+            kept = [e for result in group for e in self._file(result)]
+            self._imported(group)
         self.by_source[source.key] = kept
         for result in group:
             if result.fatal:
@@ -106,7 +114,7 @@ class Merge:
             if source.key in self.expansions:
                 self.expansions[source.key] = {**self.expansions[source.key], "stale": str(failed.reason)}
             return [{**held, "stale": str(failed.reason)} for held in previous.values()]
-        children = [r.source.key for r in group if r.source.lineage]
+        children = [r.source.key for r in group if r.source.lineage and r.source.via != "import"]
         before = self.expansions.get(source.key)
         if children:
             self.skipped.pop(source.key, None)
@@ -120,10 +128,13 @@ class Merge:
             self.expansions.pop(source.key, None)
         self.latest.expanded(source.key, children)
         kept = [e for result in group for e in self._file(result)]
-        now = set(children)
+        self._imported(group)
+        now = {r.source.key for r in group}
         for key in previous.keys() - now:
             self.contents.pop(key, None)
             held = previous[key]
+            if held["via"] == "import":
+                continue  # no longer imported: its importer changed, and says so
             gone = replace(
                 source, key=key, name=held["name"], url=held["url"], glob=False, lineage=(source.key,), via=held["via"]
             )
@@ -132,6 +143,34 @@ class Merge:
         for key in [k for k, r in self.skipped.items() if r["lineage"][:1] == [source.key] and k not in now]:
             del self.skipped[key]  # a child that was out, and is gone for good
         return kept
+
+    def _imported(self, group: list[LoadResult]) -> None:
+        """Record what each file of *group* imports (its children, in token order); forget imports no longer made."""
+        if not group:
+            return
+        made: dict[str, list[str]] = {}
+        importers: dict[str, Source] = {}
+        for result in group:
+            source = result.source
+            if source.imports is not None:
+                importers[source.key] = source
+            if source.via == "import" and source.parent is not None:
+                made.setdefault(source.parent, []).append(source.key)
+        for key, importer in importers.items():
+            children = made.get(key, [])
+            before = self.expansions.get(key)
+            if children:
+                if self.work.force or before is None or before["children"] != children:
+                    self.log.append((events.source_expanded, (importer, "import", children)))
+                self.expansions[key] = {"via": "import", "children": children, "stale": None}
+            else:
+                self.expansions.pop(key, None)
+            self.latest.expanded(key, children)
+        keys = {r.source.key for r in group}
+        root = group[0].source.root
+        for key in [k for k, r in self.skipped.items() if r["via"] == "import" and r["lineage"][:1] == [root]]:
+            if key not in keys:
+                del self.skipped[key]
 
     def _file(self, result: LoadResult) -> list[MetaEntry]:
         """The entry of one file (none if it is out of the prompt); records its result as reported."""

@@ -6,7 +6,9 @@ The caller's state holds plain JSON (see :mod:`memconfig.cache.meta`):
 
 Policies: ``once`` reads a source once per state; ``revalidate`` checks every
 source's fingerprint on every render and re-reads only what changed; ``ttl``
-revalidates at most every ``ttl`` seconds; ``always`` re-reads everything. Under
+revalidates at most every ``ttl`` seconds; ``always`` re-reads everything;
+``watch`` checks only what a file watcher reported changed (and so, with
+nothing changed, touches no file at all: :mod:`~memconfig.cache.watcher`). Under
 every policy, a state made under another configuration — other sources, or
 any stage whose token differs (how files are read, processed, laid out) — is
 read afresh.
@@ -28,7 +30,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Generator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Generator, Mapping, MutableMapping, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, cast
 
@@ -45,7 +47,9 @@ from .store import LatestCopies
 
 if TYPE_CHECKING:
     from ..config import Config
+    from ..expand.imports import ImportSettings
     from ..sources import Source
+    from .watcher import Watching
 
 __all__ = ["STALE_REASONS", "PolicyCache"]
 
@@ -60,7 +64,7 @@ class PolicyCache:
 
     Args:
         sources: the configured sources, in order.
-        policy: ``once``, ``revalidate``, ``ttl`` or ``always``.
+        policy: ``once``, ``revalidate``, ``ttl``, ``always`` or ``watch``.
         ttl: seconds between checks under ``ttl``.
         state_key: where contents live in a state mapping.
         tokens: the tokens of the other stages (loader, processors, formatter);
@@ -76,7 +80,7 @@ class PolicyCache:
         state_key: str = "memory_contents",
         tokens: Sequence[str] = (),
     ) -> None:
-        if policy not in ("once", "revalidate", "ttl", "always"):
+        if policy not in ("once", "revalidate", "ttl", "always", "watch"):
             raise ValueError(f"unknown cache policy {policy!r}")
         self.sources = tuple(sources)
         self.policy = policy
@@ -91,11 +95,15 @@ class PolicyCache:
         self._views: OrderedDict[str, tuple[tuple[Section, ...], Lazy[tuple[SourceRecord, ...]]]] = OrderedDict()
         self._quiet: OrderedDict[tuple[str, int], Snapshot] = OrderedDict()
         self._checks: OrderedDict[int, tuple[Meta, tuple[LocalCheck, ...] | None]] = OrderedDict()
+        self._watching: Watching | None = None  # made on the first render under ``watch`` (it needs the loader)
         # The configuration a state is made for: what is read, from where, under which name, and every stage's
         # token. Masked URLs: the state must not carry a hash of secrets that could be guessed offline.
         made_for = [*tokens] + [
-            f"{s.key}\x1f{s.name}\x1f{s.display_url}\x1f{s.required}\x1f{s.expander}" for s in self.sources
+            f"{s.key}\x1f{s.name}\x1f{s.display_url}\x1f{s.required}\x1f{s.expander}"
+            + ("" if s.imports is None else f"\x1f{s.imports.token}")
+            for s in self.sources
         ]
+        self._imports = {s.key: s.imports for s in self.sources if s.imports is not None}
         self.made_for = hashlib.sha256("\x1e".join(made_for).encode()).hexdigest()
         local = [(s.key, s.local_path) for s in self.sources]
         # When every source is a plain local file, a revalidation can be a loop of os.stat calls.
@@ -111,6 +119,14 @@ class PolicyCache:
             f"PolicyCache(policy={self.policy!r}, ttl={self.ttl}, state_key={self.state_key!r}, "
             f"sources={len(self.sources)})"
         )
+
+    @property
+    def watching(self) -> Watching | None:
+        """The watcher of the ``watch`` policy (``None`` under another policy, or before the first render).
+
+        ``memconfig render --watch`` waits on it (:meth:`Watching.wait`) to know when to render again.
+        """
+        return self._watching
 
     # -- the stage's verb -----------------------------------------------------
 
@@ -142,7 +158,40 @@ class PolicyCache:
                         raise  # this render itself was cancelled
                     retry.append(todo[i])
             todo = retry
+        if self._imports:  # the files they import, read in this pass too
+            from .imports import expand_imports, without_orphans  # only configs that import pay for it
+
+            load = functools.partial(_load, loader)
+            results = yield from expand_imports(results, load, self._import_request(work), self._text_of(state, work))
+            return self._merge(state, work, without_orphans(mark_repeats(results)))
         return self._merge(state, work, mark_repeats(results))
+
+    def _import_request(self, work: Pass) -> Callable[[Source], LoadRequest]:
+        """How an imported file is asked for: with the version known of it, as a declared source is."""
+
+        def request(source: Source) -> LoadRequest:
+            if work.held is None:
+                return LoadRequest(source)
+            with self._lock:
+                fingerprint, sha256 = self._version(source.key, *work.held, work)
+            return LoadRequest(source, fingerprint, sha256)
+
+        return request
+
+    def _text_of(self, state: MutableMapping[str, Any], work: Pass) -> Callable[[LoadResult], str | None]:
+        """The text of a file a pass read, or found unchanged (from the copy it was found equal to)."""
+
+        def text(result: LoadResult) -> str | None:
+            if result.content is not None:
+                return result.content
+            key = result.source.key
+            for copy in (work.basis.get(key), self._latest.copies.get(key)):
+                if copy is not None and copy.sha256 == result.sha256:
+                    return copy.content
+            held = state.get(self.state_key)
+            return held.get(key) if isinstance(held, Mapping) else None
+
+        return text
 
     # -- planning -------------------------------------------------------------
 
@@ -167,12 +216,18 @@ class PolicyCache:
         contents, meta = self._read_state(state)
         current = meta is not None
         wanted: Sequence[Source] = self.sources
+        watching = self._watch(loader)
+        changes: list[str] | None = None  # under ``watch``: the sources to check (None: every one)
+        seen = 0
+        if watching is not None:
+            changes, seen = watching.due(meta) if meta is not None else (None, watching.changes)
         if contents is not None and meta is not None and not force and self.policy != "always":
-            due = self.policy == "revalidate" or (
+            due = (self.policy in ("revalidate", "watch") and changes is None) or (
                 self.policy == "ttl" and time.time() - meta.get("checked_at", 0.0) >= self.ttl
             )
             if not due:
-                wanted = [self._by_key[k] for k in meta["pending"] if k in self._by_key]
+                keys = meta["pending"] if changes is None else dict.fromkeys([*meta["pending"], *changes])
+                wanted = [self._by_key[k] for k in keys if k in self._by_key]
                 if not wanted:
                     return self._snapshot(meta, contents, {"revalidated": 0})
             elif not meta["pending"] and self._unchanged_on_disk(meta, loader):
@@ -182,8 +237,11 @@ class PolicyCache:
                         if state.get(self.meta_key) is meta:  # unless another render changed it meanwhile
                             state[self.meta_key] = checked
                     meta = checked
+                if watching is not None:
+                    watching.checked(meta, seen)
                 return self._snapshot(meta, contents, {"revalidated": len(self._stat_paths or ())})
         work = Pass([], force, _PROCESS, revalidation=contents is not None and current and not force)
+        work.seen = seen
         if force or (contents is not None and not current):  # read everything as it is now, whatever is held
             work.requests = [LoadRequest(source) for source in wanted]
             return work
@@ -191,9 +249,22 @@ class PolicyCache:
         entries = meta["entries"] if meta is not None else []
         known = {e["source"]: e for e in entries if e["source"] in held}
         out: dict[str, OutRecord] = meta["skipped"] if meta is not None else {}
+        work.held = (known, out)
         with self._lock:
             work.requests = [self._request(source, known, out, work) for source in wanted]
         return work
+
+    def _watch(self, loader: Loader) -> Watching | None:
+        """The ``watch`` policy's watcher, made on first use (``None`` under other policies)."""
+        if self.policy != "watch":
+            return None
+        if self._watching is None:
+            with self._lock:
+                if self._watching is None:
+                    from .watcher import Watching  # only the watch policy pays for it
+
+                    self._watching = Watching(self.sources, getattr(loader, "expanders", None) or _expanders())
+        return self._watching
 
     def _request(
         self, source: Source, known: Mapping[str, MetaEntry], out: Mapping[str, OutRecord], work: Pass
@@ -257,6 +328,7 @@ class PolicyCache:
                     )
                     for key, path in self._stat_paths or ()
                 )
+                checks += _import_checks(meta)
             held = (meta, checks)
             _remember(self._checks, id(meta), held)
         return held[1]
@@ -306,7 +378,10 @@ class PolicyCache:
             ordered = [e for s in self.sources for e in merge.by_source.get(s.key, [])]
             # Only configured sources (and their children) count as left out: not ones since removed.
             skipped = {k: r for k, r in merge.skipped.items() if (r["lineage"] or [k])[0] in self._by_key}
-            expansions = {k: x for k, x in merge.expansions.items() if k in self._by_key}
+            keep = {e["source"] for e in ordered}
+            expansions = {
+                k: x for k, x in merge.expansions.items() if k in self._by_key or (x["via"] == "import" and k in keep)
+            }
             pending = [
                 s.key for s in self.sources if s.key in merge.fatal or (s.required and not merge.by_source.get(s.key))
             ]
@@ -337,6 +412,10 @@ class PolicyCache:
         with events.one_pass():  # logged outside the lock: other renders need not wait on log I/O
             for emit, arguments in merge.log:
                 emit(*arguments)
+        if self._watching is not None:  # where the sources read live now, then: checked up to the pass's start
+            read = [request.source for request in work.requests]
+            self._watching.saw(read, {r.source.key: results.get(i, []) for i, r in enumerate(work.requests)})
+            self._watching.checked(meta, work.seen)
         return snapshot
 
     # -- snapshots ------------------------------------------------------------
@@ -368,15 +447,17 @@ class PolicyCache:
         try:
             view = self._views.get(key)
             if view is None:
-                view = (_sections(meta, contents), Lazy(functools.partial(self._records, meta)))
+                view = (_sections(meta, contents, self._imports), Lazy(functools.partial(self._records, meta)))
                 _remember(self._views, key, view)
         finally:
             if not locked:
                 self._lock.release()
         sections, records = view
+        # Counted per file, as ``loaded``/``refreshed``/``stale`` are: an imported file is inlined in its
+        # importer's section but is an entry (and a hit, when it was held unchanged) of its own.
         fresh = stats.get("loaded", 0) + stats.get("refreshed", 0) + stats.get("stale", 0)
         counts = {
-            "cache_hits": len(sections) - fresh,
+            "cache_hits": max(len(meta["entries"]) - fresh, 0),
             "refreshed": 0,
             "stale": 0,
             "loaded": 0,
@@ -433,6 +514,12 @@ class PolicyCache:
                 records.append(
                     SourceRecord(name, key, url, "skipped", SkipReason.ERROR, detail, parent=parent, via=via)
                 )
+            imported = expansions.get(key)
+            if imported is not None and imported["via"] == "import":  # a file's imports follow it
+                for child in imported["children"]:
+                    found = entries.get(child) or out.get(child)
+                    if found is not None:
+                        visit(child, found["name"], found["url"], key, "import")
 
         for source in self.sources:
             visit(source.key, source.name, source.display_url, None, None)
@@ -450,12 +537,34 @@ def _load(loader: Loader, requests: list[LoadRequest]) -> Generator[Any, Any, Se
     return outcome
 
 
+def _expanders() -> Mapping[str, Any]:
+    from ..expand import EXPANDERS  # a loader of the caller's own has none: the built-in ones' hooks then
+
+    return EXPANDERS
+
+
 def _checked(meta: Meta) -> Meta:
     """*meta*, checked now (a copy: the one in state may be shared with a render still reading it)."""
     return cast(Meta, {**meta, "checked_at": time.time()})
 
 
-def _sections(meta: Meta, contents: Mapping[str, str]) -> tuple[Section, ...]:
+def _import_checks(meta: Meta) -> tuple[LocalCheck, ...]:
+    """What a stat-only revalidation expects of each imported file: in the prompt, or missing (to notice it appear).
+
+    An import out for a reason its importer decides (a cycle, the depth limit, a URL) needs no check of its own.
+    """
+    checks = [LocalCheck(e["url"], e["fingerprint"]) for e in meta["entries"] if e["via"] == "import"]
+    for r in meta["skipped"].values():
+        if r["via"] == "import" and (r["reason"] == SkipReason.NOT_FOUND or r["fingerprint"] is not None):
+            checks.append(LocalCheck(r["url"], None, SkipReason(r["reason"]), r["fingerprint"]))
+    return tuple(checks)
+
+
+def _sections(
+    meta: Meta, contents: Mapping[str, str], imports: Mapping[str, ImportSettings] | None = None
+) -> tuple[Section, ...]:
+    if imports:
+        return _imported_sections(meta, contents, imports)
     return tuple(
         Section(
             e["source"],
@@ -468,6 +577,29 @@ def _sections(meta: Meta, contents: Mapping[str, str]) -> tuple[Section, ...]:
         )
         for e in meta["entries"]
     )
+
+
+def _imported_sections(
+    meta: Meta, contents: Mapping[str, str], imports: Mapping[str, ImportSettings]
+) -> tuple[Section, ...]:
+    """The sections of *meta*, each file's imports inlined in it (an imported file is no section of its own)."""
+    from ..expand.imports import inline
+
+    entries, expansions = meta["entries"], meta["expansions"]
+    loaded = {e["source"] for e in entries}.__contains__
+    failed = {k: r["reason"] for k, r in meta["skipped"].items() if r["via"] == "import"}
+    sections = []
+    for e in entries:
+        key = e["source"]
+        if e["via"] == "import":
+            continue
+        text = contents[key]
+        settings = imports.get(e["lineage"][0] if e["lineage"] else key)
+        if settings is not None and key in expansions and expansions[key]["via"] == "import":
+            text = inline(key, contents, loaded, failed, settings)
+        parent = e["lineage"][-1] if e["lineage"] else None
+        sections.append(Section(key, e["name"], e["url"], text, e["sha256"], parent, e["via"]))
+    return tuple(sections)
 
 
 def _remember(memo: OrderedDict[Any, Any], key: Any, value: Any) -> None:

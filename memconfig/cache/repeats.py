@@ -19,32 +19,44 @@ __all__ = ["mark_repeats", "place_of"]
 
 
 def mark_repeats(groups: Mapping[int, list[LoadResult]]) -> Mapping[int, list[LoadResult]]:
-    """*groups* (by request index) with every repeat of an earlier source's file turned into a ``duplicate`` skip."""
+    """*groups* (by request index) with every repeat of an earlier source's file turned into a ``duplicate`` skip.
+
+    A file several files import (a diamond of imports) is named with how many
+    import it: each repeat is a source of its own, with its own event, and its
+    detail tells the audit that the file is in the prompt once.
+    """
     first: dict[str, str] = {}
-    marked: dict[int, list[LoadResult]] | None = None
+    repeats: list[tuple[int, int, str, str]] = []  # (group, position, place, owner)
+    imported: dict[str, int] = {}  # by place: how many imports of it stay in the render's account
+    out: set[str] = set()  # the keys of results out of the prompt
     for index in sorted(groups):
-        group = groups[index]
-        for position, result in enumerate(group):
-            if result.status == "skipped":
+        for position, result in enumerate(groups[index]):
+            source = result.source
+            key = source.key
+            if result.status == "skipped" or (source.via == "import" and source.parent in out):
+                out.add(key)  # an import under a file that is out is dropped with it (without_orphans)
                 continue
             place = place_of(result)
-            key = result.source.key
+            if source.import_of is not None:
+                imported[place] = imported.get(place, 0) + 1
             owner = first.setdefault(place, key)
-            if owner == key:
-                continue
-            if marked is None:
-                marked = dict(groups)
-            if marked[index] is group:
-                marked[index] = group = list(group)
-            group[position] = replace(
-                result,
-                status="skipped",
-                content=None,
-                reason=SkipReason.DUPLICATE,
-                detail=f"the same file as {owner!r}",
-                fatal=False,
-            )
-    return groups if marked is None else marked
+            if owner != key:
+                repeats.append((index, position, place, owner))
+                out.add(key)
+    if not repeats:
+        return groups
+    marked = dict(groups)
+    for index, position, place, owner in repeats:
+        if marked[index] is groups[index]:
+            marked[index] = list(groups[index])
+        result = marked[index][position]
+        detail = f"the same file as {owner!r}"
+        if result.source.import_of is not None and imported[place] > 1:
+            detail += f"; {imported[place]} imports of it, in the prompt once"
+        marked[index][position] = replace(
+            result, status="skipped", content=None, reason=SkipReason.DUPLICATE, detail=detail, fatal=False
+        )
+    return marked
 
 
 def place_of(result: LoadResult) -> str:

@@ -93,7 +93,7 @@ def report(explanation: Explanation) -> list[str]:
     return lines
 
 
-def _source_lines(source: PlannedSource, first: str, indent: str) -> list[str]:
+def _source_lines(source: PlannedSource, first: str, indent: str, imports: str = "") -> list[str]:
     tags = [source.kind, *(["required"] if source.required else [])]
     head = _clean(source.key) + (f"  (name: {_clean(source.name)})" if source.name != source.key else "")
     lines = [f"{first}{head}  [{', '.join(tags)}]"]
@@ -104,9 +104,18 @@ def _source_lines(source: PlannedSource, first: str, indent: str) -> list[str]:
     for check in source.checks:
         mark = "ok" if check.passed else "when read" if check.passed is None else "FAILS"
         lines.append(f"{indent}check {check.name}: {_clean(check.outcome)} [{mark}]")
+    if source.kind == "discover":
+        lines.append(f"{indent}walk: {_clean(source.detail)}")
+    for folder in source.walk:
+        lines.append(f"{indent}folder {_clean(folder.folder)}:")
+        for candidate in folder.candidates:
+            note = f" ({_clean(candidate.detail)})" if candidate.detail else ""
+            lines.append(f"{indent}  {_clean(candidate.path)}: {candidate.outcome}{note}")
+    if source.imports and source.imports != imports:  # a match follows its parent's: said once
+        lines.append(f"{indent}{_clean(source.imports)}")
     lines.append(f"{indent}-> {_clean(source.summary)}")
     for match in source.matches:
-        lines += _source_lines(match, f"{indent}- ", indent + "  ")
+        lines += _source_lines(match, f"{indent}- ", indent + "  ", source.imports)
     return lines
 
 

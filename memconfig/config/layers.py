@@ -1,4 +1,5 @@
-"""Which layer set each config value: the YAML file (at a line and column), a ``MEMCONFIG_*`` variable, the default.
+"""Which layer set each config value: the YAML file (at a line and column), a ``MEMCONFIG_*`` variable, the
+defaults of a tool's preset (``preset: codex``), the default.
 
 Kept apart from loading: a render never needs to know where a value came
 from, and composing the YAML's nodes (with their marks) costs a second pass
@@ -52,21 +53,26 @@ class Layer:
 
     Attributes:
         kind: ``file`` (the YAML file), ``stdin`` (``-c -``), ``environment``
-            (a ``MEMCONFIG_*`` variable) or ``default``.
+            (a ``MEMCONFIG_*`` variable), ``preset`` (the defaults a tool's preset
+            brings: :data:`~memconfig.format.presets.PRESET_DEFAULTS`) or ``default``.
         file: the config file's name, for ``file`` and ``stdin``.
         line, column: where the value starts in it (1-based).
         variable: the ``MEMCONFIG_*`` variable's name, for ``environment``.
+        preset: the preset's name, for ``preset``.
     """
 
-    kind: Literal["file", "stdin", "environment", "default"]
+    kind: Literal["file", "stdin", "environment", "preset", "default"]
     file: str | None = None
     line: int | None = None
     column: int | None = None
     variable: str | None = None
+    preset: str | None = None
 
     def __str__(self) -> str:
         if self.kind == "environment":
             return f"environment variable {self.variable}"
+        if self.kind == "preset":
+            return f"preset {self.preset}"
         if self.kind == "default":
             return "default"
         return f"{self.file}:{self.line}:{self.column}"
@@ -139,8 +145,12 @@ def value_layers(config: Config, text: str | None) -> list[ConfigValue]:
     kind: Literal["file", "stdin"] = "stdin" if file == STDIN else "file"
     marks = written_at(text) if text is not None else {}
     overrides = _overrides(type(config))
+    preset, filled = config.preset_filled
     out = []
     for path, segments, value, given in _leaves(config, "", (), only_given=False):
+        if path in filled:  # neither the file nor a variable gave it: the preset's defaults did
+            out.append(ConfigValue(path, _shown(segments, value, config.secret_values), Layer("preset", preset=preset)))
+            continue
         variable = _variable(segments, overrides)
         written = marks.get(path) or (_nearest(path, marks) if given else None)
         if variable is not None:

@@ -17,7 +17,7 @@ from ..exceptions import ConfigError, Problem
 from .checks import decode_text, read_text
 from .limits import MAX_CONFIG_BYTES
 from .safe_yaml import safe_load, yaml_message
-from .schema import Config
+from .schema import Config, working_folder
 
 __all__ = ["load_config", "load_config_stream"]
 
@@ -65,7 +65,7 @@ def load_config_stream(
         text = decode_text(data)
     except ValueError as exc:
         raise ConfigError(f"the input {exc}", file=file) from None
-    return _parse(text, file, Path(base_dir if base_dir is not None else os.getcwd()).absolute())
+    return _parse(text, file, Path(base_dir).absolute() if base_dir is not None else working_folder())
 
 
 def _parse(text: str, file: str, base_dir: Path) -> Config:

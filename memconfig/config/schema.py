@@ -39,7 +39,16 @@ from pydantic_settings import (
 
 from ..exceptions import ConfigError, Problem
 from ..format.markup import LayoutProblem, layout_problems
-from ..format.presets import MEMORY_SLOT, PRESETS, SECTION_SLOTS, Preset, define_presets, overrides, unknown_preset
+from ..format.presets import (
+    MEMORY_SLOT,
+    PRESETS,
+    SECTION_SLOTS,
+    Preset,
+    define_presets,
+    overrides,
+    unknown_preset,
+    with_preset_defaults,
+)
 from ..format.templates import Template
 from ..sources.redact import Redactor, mask, redact_options, redact_url, variable_secrets
 from .checks import ON_DISK, check_on_disk, resolve, with_environment
@@ -54,6 +63,7 @@ __all__ = [
     "CacheControlConfig",
     "Config",
     "FormatterConfig",
+    "ImportsConfig",
     "LoaderConfig",
     "LoggingConfig",
     "PresetConfig",
@@ -62,7 +72,9 @@ __all__ = [
 ]
 
 _HOST_PATTERN = re.compile(r"(\*\.)?([A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?")
-_SECTIONS = frozenset({"sources", "storage", "loader", "cache", "formatter", "presets", "appender", "logging"})
+_SECTIONS = frozenset(
+    {"sources", "storage", "loader", "imports", "cache", "formatter", "presets", "appender", "logging"}
+)
 
 
 def _check_vars(value: str | None) -> str | None:
@@ -85,8 +97,80 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # .inf would wait forever
 
 
+#: What may not be in a discovered file's name: it names a file in each folder walked, nothing else.
+_NAME_PROBLEM = re.compile(r"[/\\\x00]")
+
+
+class DownConfig(_Model):
+    """``discover.down``: also search the folders below ``from``, breadth-first (Gemini CLI's downward scan)."""
+
+    max_dirs: int = Field(default=200, ge=0, le=100_000)
+    """At most this many folders below ``from`` are looked at."""
+    respect_gitignore: bool = True
+    """Folders (and files) git ignores are not searched (asked of ``git check-ignore``)."""
+
+
+class DiscoverConfig(_Model):
+    """``discover:``: find instruction files by name in the folders from the project root down to ``from``."""
+
+    names: list[str] | None = Field(default=None, min_length=1)
+    patterns: list[str] | None = Field(default=None, min_length=1)
+    """Globs relative to each folder walked (``.claude/rules/**/*.md``): the regular files they match are
+    candidates too, after ``names``, in sorted order; ``**``, ``*``, ``?``, ``[…]`` and ``{a,b}``."""
+    pick: Literal["first", "all"] = "first"
+    from_: str | None = Field(default=None, alias="from")
+    """The working folder (default: the process's working directory at render time); relative: to ``base_dir``."""
+    root_markers: list[str] = Field(default_factory=lambda: [".git"])
+    skip_blank: bool = True
+    """``pick: first`` passes over a blank candidate; ``false``: the first regular file ends the folder's search
+    even when blank (Codex's own loop: a blank ``AGENTS.override.md`` hides ``AGENTS.md``)."""
+    down: DownConfig | None = None
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, populate_by_name=True)
+
+    @field_validator("names", "root_markers")
+    @classmethod
+    def _plain_names(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return value
+        for name in value:
+            if not name or not name.strip():
+                raise ValueError("a name must not be empty")
+            if _NAME_PROBLEM.search(name) or name in (".", ".."):
+                raise ValueError(f"{name!r} is not a file name: no '/', '\\', NUL, '.' or '..'")
+        if len(set(value)) != len(value):
+            raise ValueError("a name is listed twice")
+        return value
+
+    @field_validator("patterns")
+    @classmethod
+    def _relative_patterns(cls, value: list[str] | None) -> list[str] | None:
+        for pattern in value or ():
+            parts = pattern.replace("\\", "/").split("/")
+            if not pattern.strip() or "\x00" in pattern:
+                raise ValueError("a pattern must not be empty")
+            if pattern.startswith(("/", "~")) or ".." in parts or parts[0] == ".":
+                raise ValueError(f"{pattern!r} must be relative to the folder walked, with no '..' or leading './'")
+        if value is not None and len(set(value)) != len(value):
+            raise ValueError("a pattern is listed twice")
+        return value
+
+    @model_validator(mode="after")
+    def _something_to_find(self) -> DiscoverConfig:
+        if self.names is None and self.patterns is None:
+            raise ValueError("give 'names' (files to look for in each folder) or 'patterns' (globs), or both")
+        return self
+
+    @property
+    def candidates(self) -> list[str]:
+        """The names, then the patterns: what the discovery looks for in each folder, in order."""
+        return [*(self.names or ()), *(self.patterns or ())]
+
+    _vars = field_validator("from_")(_check_vars)
+
+
 class SourceConfig(_Model):
-    """One entry of ``sources``: a URL or a glob, with its options.
+    """One entry of ``sources``: a URL, a glob or a discovery, with its options.
 
     ``url`` and ``glob`` are kept as written; ``${VAR}`` and ``~`` are
     expanded when the pipeline is built, because the text as written is the
@@ -95,6 +179,8 @@ class SourceConfig(_Model):
 
     url: str | None = None
     glob: str | None = None
+    discover: DiscoverConfig | None = None
+    """Find files by name from the project root down to a folder (:mod:`memconfig.expand.discover`)."""
     name: str | None = None
     required: bool = False
     storage_options: dict[str, Any] = Field(default_factory=_empty_dict)
@@ -111,6 +197,11 @@ class SourceConfig(_Model):
     """This source's own budget, in tokens (counted as ``formatter.tokens`` says)."""
     strip_frontmatter: bool | None = None
     """Remove a leading YAML ``---`` block (``None``: the layout's rule)."""
+    imports: ImportsConfig | None = None
+    """This source's own ``imports`` settings, over the config's (field by field)."""
+    rules: Literal["frontmatter"] | None = None
+    """Rule files: each file's frontmatter (``alwaysApply``, ``globs``, ``paths``, ``description``) decides per
+    render whether it applies to the paths in play (:mod:`memconfig.process.rules`)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -118,22 +209,26 @@ class SourceConfig(_Model):
         if isinstance(value, str):
             return {"url": value}
         if not isinstance(value, Mapping | SourceConfig):
-            raise ValueError("must be a URL string or a mapping with 'url' (or 'glob')")
+            raise ValueError("must be a URL string or a mapping with 'url' (or 'glob', or 'discover')")
         return value
 
     _vars = field_validator("url", "glob")(_check_vars)
 
     @model_validator(mode="after")
     def _one_location(self) -> SourceConfig:
-        if (self.url is None) == (self.glob is None):
-            raise ValueError("give exactly one of 'url' or 'glob'")
+        if [self.url, self.glob, self.discover].count(None) != 2:
+            raise ValueError("give exactly one of 'url' or 'glob' (or 'discover')")
         if not self.written.strip():
             raise ValueError("the source location is empty")
         return self
 
     @property
     def written(self) -> str:
-        """The location exactly as written in the config."""
+        """The location exactly as written in the config (a discovery's: what it looks for, and from where)."""
+        if self.discover is not None:
+            found = self.discover
+            where = f"@{found.from_}" if found.from_ is not None else ""
+            return f"discover:{found.pick}:{','.join(found.candidates)}{where}"
         return self.url if self.url is not None else self.glob  # type: ignore[return-value]
 
     @property
@@ -153,6 +248,30 @@ class SourceConfig(_Model):
     def __repr_str__(self, join_str: str) -> str:
         # pydantic types this inherited attribute as Representation's; repr() and str() both come through here.
         return Redactor({}, self._secrets)(super().__repr_str__(join_str))  # type: ignore[misc]
+
+
+class ImportsConfig(_Model):
+    """``imports:``: ``@path`` tokens in a file's text are replaced by the files they name.
+
+    See :mod:`memconfig.expand.imports`.
+
+    ``imports: true`` (or ``false``) is short for ``{enabled: true}``. A source's own
+    ``imports`` overrides the config's, field by field.
+    """
+
+    enabled: bool = True
+    max_depth: int = Field(default=5, ge=0, le=32)
+    """The top file is depth 0; files down to this depth are inlined (Claude Code: five hops)."""
+    markers: Literal["none", "comments"] = "none"
+    """``comments``: Gemini CLI's ``<!-- Imported from: P -->`` … ``<!-- End of import from: P -->`` around what is
+    inlined, and ``<!-- Import failed: P - reason -->`` where an import failed."""
+    allow_home: bool = False
+    """``@~/path`` imports a file under the home folder (outside the project root)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_bool(cls, value: Any) -> Any:
+        return {"enabled": value} if isinstance(value, bool) else value
 
 
 class LoaderConfig(_Model):
@@ -214,7 +333,7 @@ class LoaderConfig(_Model):
 class CacheConfig(_Model):
     """When sources are read again, and where their contents live in state."""
 
-    policy: Literal["once", "revalidate", "ttl", "always"] = "once"
+    policy: Literal["once", "revalidate", "ttl", "always", "watch"] = "once"
     ttl: float = Field(default=60.0, ge=0)
     state_key: str = Field(default="memory_contents", min_length=1)
 
@@ -224,6 +343,9 @@ class BudgetConfig(_Model):
 
     max_chars: int | None = Field(default=None, gt=0)
     max_tokens: int | None = Field(default=None, gt=0)
+    max_bytes: int | None = Field(default=None, ge=0)
+    """A running budget of UTF-8 bytes of content, from the first source down (Codex's ``project_doc_max_bytes``):
+    each source takes what is left, cut on a byte boundary; ``0`` leaves every source out."""
     policy: Literal["fail", "truncate", "drop"] = "truncate"
     marker: str | None = None
     """The text left where a source was cut (a template; ``""``: none, the cut is still logged).
@@ -241,10 +363,11 @@ class BudgetConfig(_Model):
 
     @model_validator(mode="after")
     def _one_limit(self) -> BudgetConfig:
-        if self.max_chars is not None and self.max_tokens is not None:
-            raise ValueError("give one of 'max_chars' or 'max_tokens', not both")
-        if self.max_chars is None and self.max_tokens is None and "policy" in self.model_fields_set:
-            raise ValueError("'policy' needs a limit: 'max_chars' or 'max_tokens'")
+        limits = [n for n in ("max_chars", "max_tokens", "max_bytes") if getattr(self, n) is not None]
+        if len(limits) > 1:
+            raise ValueError("give only one of 'max_chars', 'max_tokens' or 'max_bytes'")
+        if not limits and "policy" in self.model_fields_set:
+            raise ValueError("'policy' needs a limit: one of 'max_chars', 'max_tokens' or 'max_bytes'")
         return self
 
 
@@ -269,6 +392,10 @@ class _LayoutFields(_Model):
     strip_frontmatter: bool | None = None
     escape: bool | None = None
     """Neutralise a wrapper's closing tag inside content (``None``: the layout's rule, on for tag layouts)."""
+    trim: bool | None = None
+    """Right-strip each source's content (``None``: the layout's rule; ``codex`` keeps it verbatim)."""
+    strip_bom: bool | None = None
+    """Remove a leading byte order mark (``None``: the layout's rule; ``codex`` keeps it)."""
 
     @field_validator("template")
     @classmethod
@@ -402,6 +529,7 @@ class Config(BaseSettings):
     credentials_file: str | None = None
     storage: dict[str, dict[str, Any]] = Field(default_factory=_empty_dict)
     loader: LoaderConfig = Field(default_factory=LoaderConfig)
+    imports: ImportsConfig | None = None
     cache: CacheConfig = Field(default_factory=CacheConfig)
     formatter: FormatterConfig = Field(default_factory=FormatterConfig)
     presets: dict[str, PresetConfig] = Field(default_factory=_empty_dict)
@@ -409,10 +537,11 @@ class Config(BaseSettings):
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
 
     _file: str | None = PrivateAttr(default=None)
-    _base: Path = PrivateAttr(default_factory=Path.cwd)
+    _base: Path = PrivateAttr(default_factory=lambda: working_folder())
     _template_text: str | None = PrivateAttr(default=None)
     _credentials: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)
     _secrets: tuple[str, ...] = PrivateAttr(default=())
+    _preset_filled: tuple[str | None, frozenset[str]] = PrivateAttr(default=(None, frozenset()))
 
     @classmethod
     def settings_customise_sources(
@@ -507,6 +636,11 @@ class Config(BaseSettings):
         """What ``${VAR}`` references with secret-looking names put into this config: masked wherever shown."""
         return self._secrets
 
+    @property
+    def preset_filled(self) -> tuple[str | None, frozenset[str]]:
+        """The built-in preset whose defaults this config took, and the key paths of the values they filled in."""
+        return self._preset_filled
+
     def resolve_path(self, path: str) -> Path:
         """A local path from this config: ``~`` expanded, relative to :attr:`base_path`."""
         return resolve(self._base, path)
@@ -527,7 +661,10 @@ class Config(BaseSettings):
             ConfigError: listing every problem, each with its key path.
         """
         problems: list[Problem] = []
-        expanded = expand_tree(dict(data), "", problems)
+        # The preset's defaults go under the config as it finally reads: after ``${VAR}`` expansion and
+        # with the MEMCONFIG_* overrides laid over it, so that the preset chosen last brings its own.
+        preset = with_preset_defaults(with_environment(cls, expand_tree(dict(data), "", problems)))
+        expanded = preset.data
         config: Config | None = None
         try:
             config = cls(**expanded)
@@ -539,7 +676,7 @@ class Config(BaseSettings):
             problems.append(Problem("(environment)", "a MEMCONFIG_* variable holds JSON nested too deeply to read"))
         # The disk is checked even when the schema has problems, so that every problem is listed at once.
         plain = config.model_dump(include=ON_DISK) if config is not None else with_environment(cls, expanded)
-        origin = Path(base_dir) if base_dir is not None else Path.cwd()
+        origin = Path(base_dir) if base_dir is not None else working_folder()
         chosen = plain.get("base_dir")
         base = Path(os.path.abspath(_base_folder(origin, chosen) if isinstance(chosen, str) else origin))
         template_text, credentials = check_on_disk(plain, base, problems)
@@ -553,6 +690,7 @@ class Config(BaseSettings):
         config._template_text = template_text
         config._credentials = credentials
         config._secrets = tuple(variable_secrets(data))
+        config._preset_filled = (preset.preset, preset.filled)
         for source in config.sources:
             source._secrets = config._secrets
         return config
@@ -572,6 +710,24 @@ def _layout_problems(config: Config, template_text: str | None) -> list[Problem]
             found.append(Problem(f"formatter.{key}", p.message))
         elif formatter.preset not in config.presets:  # else reported under presets: already
             found.append(Problem("formatter", f"with preset {formatter.preset!r}'s {p.field}: {p.message}"))
+    return found + _marker_problems(config, formatter.layout(template_text, presets))
+
+
+def _marker_problems(config: Config, layout: Preset) -> list[Problem]:
+    """``imports.markers: comments`` under a layout that strips HTML comments: every marker would be removed."""
+    if not layout.strip_html_comments:
+        return []
+    message = (
+        "the import markers are HTML comments, which this layout strips (strip_html_comments); "
+        "set formatter.strip_html_comments: false, or markers: none"
+    )
+    found = []
+    if config.imports is not None and config.imports.enabled and config.imports.markers == "comments":
+        found.append(Problem("imports.markers", message))
+    for index, item in enumerate(config.sources):
+        own = item.imports
+        if own is not None and "markers" in own.model_fields_set and own.markers == "comments" and own.enabled:
+            found.append(Problem(f"sources[{index}].imports.markers", message))
     return found
 
 
@@ -586,9 +742,17 @@ def _unsafe(layout: Preset) -> tuple[LayoutProblem, ...]:
 CWD = "<cwd>"
 
 
+def working_folder() -> Path:
+    """``os.getcwd()``, or a config error when the folder was removed under the process (not a traceback)."""
+    try:
+        return Path(os.getcwd())
+    except FileNotFoundError:
+        raise ConfigError("the working directory no longer exists: run from a folder that does") from None
+
+
 def _base_folder(origin: Path, chosen: str) -> Path:
     """The folder ``base_dir`` names: :data:`CWD` is the process's working folder (``os.getcwd()``, not ``$PWD``,
     which a parent process leaves behind when it starts memconfig elsewhere); else relative to *origin*."""
     if chosen == CWD or chosen.startswith(CWD + "/"):
-        return Path(os.getcwd()) / chosen[len(CWD) :].lstrip("/")
+        return working_folder() / chosen[len(CWD) :].lstrip("/")
     return resolve(origin, chosen)

@@ -1,4 +1,4 @@
-"""Expanders: one declared source in, child sources out (glob now; discovery and imports next).
+"""Expanders: one declared source in, child sources out (glob, discovery).
 
 A closed, read-only table from a source's ``expander`` name to the object
 that expands it. Children carry their parent's key in ``lineage`` and the
@@ -10,12 +10,13 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from .discover import DiscoverExpander
 from .glob import GlobExpander
 
 if TYPE_CHECKING:
     from ..sources import Source
 
-__all__ = ["EXPANDERS", "Expander", "GlobExpander"]
+__all__ = ["EXPANDERS", "DiscoverExpander", "Expander", "GlobExpander"]
 
 
 @runtime_checkable
@@ -27,4 +28,4 @@ class Expander(Protocol):
     def expand(self, source: Source) -> list[Source]: ...
 
 
-EXPANDERS: MappingProxyType[str, Expander] = MappingProxyType({"glob": GlobExpander()})
+EXPANDERS: MappingProxyType[str, Expander] = MappingProxyType({"glob": GlobExpander(), "discover": DiscoverExpander()})

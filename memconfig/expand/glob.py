@@ -9,10 +9,18 @@ a remote listing. Every other pattern is listed by fsspec's own glob.
 
 from __future__ import annotations
 
+import functools
+import os
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from fsspec.implementations.local import LocalFileSystem
 from fsspec.utils import glob_translate
+
+from ..sources.urls import first_magic, local_path
+from ..stages import Spot
+from .trees import Reach, holds_a_file, spot_kind
 
 if TYPE_CHECKING:
     from ..sources import Source
@@ -36,6 +44,73 @@ class GlobExpander:
         fs, path = source.open_fs()
         fs.invalidate_cache()  # a listing cached on an earlier pass would hide new files
         return [source.child(fs, match, self.via) for match in _files(_listing(fs, path))]
+
+    def would_take(self, source: Source, path: str) -> bool:
+        """Whether a local file at *path*, there or not yet, would be one of *source*'s matches.
+
+        ``render -o`` asks it before writing, so that its output never becomes a source of the next render.
+        Only a plain local pattern can: any other is answered without opening its filesystem (a chained
+        one's would read its archive anew, over the network for ``zip://…::https://…``, on every write).
+        """
+        if source.chained or local_path(source.url) is None:
+            return False
+        fs, pattern = source.open_fs()
+        if not isinstance(fs, LocalFileSystem):
+            return False
+        matching = _compiled(glob_translate(pattern))
+        return any(matching.match(p) for p in {os.path.abspath(path), os.path.realpath(path)})
+
+    def watched(self, source: Source) -> list[Spot]:
+        """Where new matches of a local pattern can appear (the ``watch`` cache policy watches them).
+
+        The folder before the first part with magic: its direct entries when
+        the magic is in the last part only and is not ``**`` (``rules/*.md``), else
+        everything below it (``docs/**/*.md``, ``docs/**``: a file at any depth);
+        in either, only a path the pattern matches counts (and, below a tree, a new
+        folder with a file below it where the pattern can reach: one moved in may
+        hold matches; never one under ``.git``), not a log or an output written there.
+        """
+        path = source.open_fs()[1]
+        parts = path.split("/")
+        magic = first_magic(parts)
+        if magic is None:
+            return [Spot(path, "file")]
+        folder = "/".join(parts[:magic]) or "/"
+        kind = spot_kind(parts[magic:])
+        reach = Reach.of(parts[magic:], _name_matches) if kind == "tree" else None
+        return [Spot(folder, kind, _Matching(glob_translate(path), folder, reach))]
+
+
+@dataclass(frozen=True, slots=True)
+class _Matching:
+    """Which changed paths a glob's watched folder takes (see ``Spot``).
+
+    Its matches, and in a tree a new folder the pattern can reach with a
+    file below it (an empty one's later entries are seen as they come: the tree's
+    watch takes it in); never a folder under ``.git`` (a ``git commit`` makes
+    object folders there).
+    """
+
+    regex: str  # the pattern's, as fsspec's glob matches it
+    folder: str  # the watched folder
+    reach: Reach | None  # a tree's: the folders below it the pattern's parts after it reach
+
+    def __call__(self, path: str) -> bool:
+        if _compiled(self.regex).match(path) is not None:
+            return True
+        if self.reach is None:
+            return False
+        return self.reach.reaches(os.path.relpath(path, self.folder).split(os.sep)) and holds_a_file(path)
+
+
+def _name_matches(name: str, part: str) -> bool:
+    """Whether a folder *name* matches one part of a glob, as fsspec reads it (``{`` a plain character)."""
+    return _compiled(glob_translate(part)).match(name) is not None
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(regex: str) -> re.Pattern[str]:
+    return re.compile(regex)
 
 
 def _listing(fs: Any, path: str) -> Any:

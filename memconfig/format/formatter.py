@@ -158,12 +158,18 @@ class TemplateFormatter:
         parts = self._parts
         separator = self.layout.separator
         titles = self.titles
+        trim = self.layout.trim
         for item in sections:
             if body:
                 body.append(separator)
             name = item.name
             title = titles.get(item.source, name) if titles else name
-            values = {"path": item.source, "name": name, "title": title, "content": item.text.rstrip()}
+            values = {
+                "path": item.source,
+                "name": name,
+                "title": title,
+                "content": item.text.rstrip() if trim else item.text,
+            }
             body += [
                 literal
                 if slot is None

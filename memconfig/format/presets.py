@@ -19,11 +19,14 @@ __all__ = [
     "DEFAULT_TEMPLATE",
     "MEMORY_SLOT",
     "PRESETS",
+    "PRESET_DEFAULTS",
     "SECTION_SLOTS",
     "Preset",
     "PresetProblem",
+    "WithDefaults",
     "define_presets",
     "unknown_preset",
+    "with_preset_defaults",
 ]
 
 #: The template's one slot, and the slots of a section.
@@ -60,6 +63,9 @@ class Preset:
         escape: neutralise, inside content, the closing tags of the elements the
             layout wraps content in, and escape slots put inside a tag; a layout
             without tags has nothing to escape.
+        trim: right-strip each source's content before it is laid out, so that
+            sections join with exactly the separator; ``False`` keeps it byte for byte.
+        strip_bom: remove a leading byte order mark (U+FEFF) from content.
     """
 
     template: str
@@ -69,10 +75,59 @@ class Preset:
     strip_html_comments: bool
     strip_frontmatter: bool = False
     escape: bool = True
+    trim: bool = True
+    strip_bom: bool = True
 
 
 #: The fields a preset (or a formatter config) may set.
 FIELDS = tuple(f.name for f in fields(Preset))
+
+#: Codex's project docs (codex-rs/core/src/agents_md.rs): per folder from the git root down to the working
+#: folder the first of AGENTS.override.md, AGENTS.md (then the fallback names: add them to ``names``), joined
+#: by a blank line, verbatim, within a running budget of 32 KiB of bytes cut on a byte boundary.
+_CODEX_DEFAULTS: Mapping[str, Any] = MappingProxyType(
+    {
+        "sources": (
+            {
+                "discover": {
+                    "names": ("AGENTS.override.md", "AGENTS.md"),
+                    "pick": "first",
+                    "root_markers": (".git",),
+                    "skip_blank": False,
+                }
+            },
+        ),
+        "loader": {"on_decode_error": "replace"},
+        "formatter": {"budget": {"max_bytes": 32768, "marker": ""}},
+    }
+)
+
+#: Claude Code's memory (code.claude.com/docs/en/memory): every CLAUDE.md and CLAUDE.local.md from the project
+#: root down to the working folder (CLAUDE.local.md after CLAUDE.md in a folder), the rule files of
+#: .claude/rules/ (any depth) applied by their ``paths`` frontmatter, relative to the folder holding
+#: .claude, and @path imports relative to the importing file, five hops deep.
+_CLAUDE_DEFAULTS: Mapping[str, Any] = MappingProxyType(
+    {
+        "sources": (
+            {"discover": {"names": ("CLAUDE.md", "CLAUDE.local.md"), "pick": "all", "root_markers": (".git",)}},
+            {
+                "discover": {"patterns": (".claude/rules/**/*.md",), "pick": "all", "root_markers": (".git",)},
+                "rules": "frontmatter",
+            },
+        ),
+        "imports": {"enabled": True, "max_depth": 5, "markers": "none"},
+    }
+)
+
+#: Gemini CLI's context files (packages/core/src/utils/memoryDiscovery.ts): every GEMINI.md (or each name of
+#: ``context.fileName``) in each folder from the git root down to the working folder, @path imports with
+#: its comment markers, five deep.
+_GEMINI_DEFAULTS: Mapping[str, Any] = MappingProxyType(
+    {
+        "sources": ({"discover": {"names": ("GEMINI.md",), "pick": "all", "root_markers": (".git",)}},),
+        "imports": {"enabled": True, "max_depth": 5, "markers": "comments"},
+    }
+)
 
 PRESETS: MappingProxyType[str, Preset] = MappingProxyType(
     {
@@ -89,6 +144,36 @@ PRESETS: MappingProxyType[str, Preset] = MappingProxyType(
         "plain": Preset(
             template="{agent_memory}",
             section="{content}",
+            separator="\n\n",
+            empty="",
+            strip_html_comments=False,
+        ),
+        # Codex's project docs: contents verbatim (nothing stripped or trimmed), joined by a blank line;
+        # its defaults bring the discovery, the lossy decoding and the 32 KiB byte budget.
+        "codex": Preset(
+            template="{agent_memory}",
+            section="{content}",
+            separator="\n\n",
+            empty="",
+            strip_html_comments=False,
+            trim=False,
+            strip_bom=False,
+        ),
+        # Claude Code's memory: the files concatenated, a blank line between; HTML comments stripped
+        # (Claude Code hides them from the model), frontmatter kept (a rule file's is stripped by its rule).
+        "claude": Preset(
+            template="{agent_memory}",
+            section="{content}",
+            separator="\n\n",
+            empty="",
+            strip_html_comments=True,
+        ),
+        # Gemini CLI's concatenation: each file between "--- Context from: P ---" and
+        # "--- End of Context from: P ---" lines (P its absolute path), a blank line between;
+        # nothing stripped (the import markers are comments).
+        "gemini": Preset(
+            template="{agent_memory}",
+            section="--- Context from: {path} ---\n{content}\n--- End of Context from: {path} ---",
             separator="\n\n",
             empty="",
             strip_html_comments=False,
@@ -187,3 +272,101 @@ def define_presets(defined: Mapping[str, Any]) -> tuple[Mapping[str, Preset], li
 def overrides(spec: object) -> dict[str, Any]:
     """The :class:`Preset` fields *spec* sets (those that are not ``None``)."""
     return {name: value for name in FIELDS if (value := getattr(spec, name, None)) is not None}
+
+
+#: What a config choosing a built-in preset (or one of its own that extends it) gets for whatever it does not
+#: set itself: a fragment of a config (``sources``, ``loader``, ``formatter.budget`` …), data like the presets.
+PRESET_DEFAULTS: MappingProxyType[str, Mapping[str, Any]] = MappingProxyType(
+    {"codex": _CODEX_DEFAULTS, "claude": _CLAUDE_DEFAULTS, "gemini": _GEMINI_DEFAULTS}
+)
+
+#: Keys of which a config sets one at most: one set by the config replaces the preset's whole group.
+_ONE_OF: Mapping[tuple[str, ...], frozenset[str]] = MappingProxyType(
+    {("formatter", "budget"): frozenset({"max_chars", "max_tokens", "max_bytes"})}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class WithDefaults:
+    """A config mapping with its preset's defaults under it, and which values they are (for ``explain``).
+
+    Attributes:
+        data: the mapping to validate.
+        preset: the built-in preset whose defaults were used (``None``: none).
+        filled: the key paths of the values those defaults put in (``loader.on_decode_error``,
+            ``sources[0].discover.names``), as :mod:`memconfig.config.layers` names values.
+    """
+
+    data: dict[str, Any]
+    preset: str | None = None
+    filled: frozenset[str] = frozenset()
+
+
+def with_preset_defaults(data: Mapping[str, Any]) -> WithDefaults:
+    """*data* (a config mapping) with its preset's :data:`PRESET_DEFAULTS` under it: what *data* sets wins.
+
+    The preset is the one ``formatter.preset`` names (default ``deepagents``), or the
+    built-in one a preset of the ``presets:`` section extends. Mappings merge key by key;
+    any other value the config sets (a list of ``sources``, a number) replaces the
+    preset's. A section or a list left empty (``sources:`` with every entry commented
+    out: YAML's null) is absent, as a config's sections are; a null number is a value
+    (``max_bytes: null``: no byte budget). A name that resolves to no built-in preset
+    brings nothing (the schema reports it).
+    """
+    formatter = data.get("formatter")
+    name = formatter.get("preset", "deepagents") if isinstance(formatter, Mapping) else "deepagents"
+    defined = data.get("presets")
+    seen: set[Any] = set()
+    while isinstance(defined, Mapping) and name not in PRESETS and name in defined and name not in seen:
+        seen.add(name)
+        spec = defined[name]
+        name = spec.get("extends", "plain") if isinstance(spec, Mapping) else None
+    defaults = PRESET_DEFAULTS.get(name) if isinstance(name, str) else None
+    if defaults is None:
+        return WithDefaults(dict(data))
+    filled: set[str] = set()
+    return WithDefaults(_merged(defaults, data, (), filled), name, frozenset(filled))
+
+
+def _merged(
+    defaults: Mapping[str, Any], given: Mapping[str, Any], path: tuple[str, ...], filled: set[str]
+) -> dict[str, Any]:
+    group = _ONE_OF.get(path, frozenset())
+    out: dict[str, Any] = {}
+    for key, value in defaults.items():
+        if key in given or (key in group and group & given.keys()):
+            continue
+        out[key] = _filled(value, ".".join((*path, key)), filled)
+    for key, value in given.items():
+        default = defaults.get(key)
+        if isinstance(value, Mapping) and isinstance(default, Mapping):
+            out[key] = _merged(default, value, (*path, key), filled)
+        elif value is None and isinstance(default, Mapping | tuple):  # a section or list left empty: absent
+            out[key] = _filled(default, ".".join((*path, key)), filled)
+        else:
+            out[key] = value
+    return out
+
+
+def _filled(value: Any, where: str, filled: set[str]) -> Any:
+    """*value* as :func:`_plain` gives it, each of its values' key paths added to *filled*."""
+    plain = _plain(value)
+    stack = [(where, plain)]
+    while stack:
+        at, item = stack.pop()
+        if isinstance(item, dict) and item:
+            stack += [(f"{at}.{k}", v) for k, v in item.items()]
+        elif isinstance(item, list) and item and isinstance(item[0], dict):  # a list of sources: each by index
+            stack += [(f"{at}[{i}]", v) for i, v in enumerate(item)]
+        else:
+            filled.add(at)
+    return plain
+
+
+def _plain(value: Any) -> Any:
+    """A default as YAML would give it: dicts and lists (the table keeps read-only mappings and tuples)."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value

@@ -14,6 +14,13 @@ digest, so the calls of one turn (tool loops) render nothing again. A call
 whose state this process has not loaded (a thread resumed from a checkpoint
 after an interrupt, in a new process) builds from the state it has, and hands
 back what changed as a state update with the model's response.
+
+The paths in play of ``rules: frontmatter`` sources are the list under
+``state["memconfig_paths"]`` (:attr:`MemconfigMiddleware.paths_key`), an
+input key: the application passes it with the turn, and a tool may set it
+with a ``Command(update=...)``; like any state key of a checkpointed thread,
+it stays until replaced. A model call whose paths differ from those of its
+turn's load renders the block again for them, reading nothing.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ except ImportError:  # a LangChain v1 from before trace policies: hooks are trac
 from ..append.langchain import LangchainAppender
 from ..config import Config
 from ..pipeline import Pipeline
+from ..process.rules import PathsInPlay, in_play
 from ._agent import AsyncHandler, Handler, changes, held
 
 if TYPE_CHECKING:
@@ -75,15 +83,17 @@ class MemconfigMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     )
     """The hooks' spans and timings are traced, their payloads (the memory files' text) are not."""
 
-    def __init__(self, pipeline: Pipeline) -> None:
+    def __init__(self, pipeline: Pipeline, *, paths_key: str = "memconfig_paths") -> None:
         self.pipeline = pipeline
         config = pipeline.config or Config(version=1)
         self.state_key: str = getattr(pipeline.cache, "state_key", config.cache.state_key)
         self.meta_key: str = getattr(pipeline.cache, "meta_key", f"{self.state_key}_meta")
-        self.state_schema = _private_state(self.state_key, self.meta_key)
+        self.paths_key = paths_key
+        """The state key holding the paths in play (a list of paths), for ``rules: frontmatter`` sources."""
+        self.state_schema = _private_state(self.state_key, self.meta_key, paths_key)
         appender = pipeline.appender
         self.appender = appender if isinstance(appender, LangchainAppender) else LangchainAppender.from_config(config)
-        self._loads: OrderedDict[str, Render] = OrderedDict()
+        self._loads: OrderedDict[tuple[str, PathsInPlay], Render] = OrderedDict()
         self._lock = threading.Lock()
 
     @classmethod
@@ -93,9 +103,10 @@ class MemconfigMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         *,
         processors: Sequence[Processor] = (),
         loader: Loader | None = None,
+        paths_key: str = "memconfig_paths",
     ) -> MemconfigMiddleware:
         """Build from a config object or a plain mapping. Raises :class:`ConfigError`."""
-        return cls(Pipeline.from_config(config, processors=processors, loader=loader))
+        return cls(Pipeline.from_config(config, processors=processors, loader=loader), paths_key=paths_key)
 
     @classmethod
     def from_yaml(
@@ -104,9 +115,10 @@ class MemconfigMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         *,
         processors: Sequence[Processor] = (),
         loader: Loader | None = None,
+        paths_key: str = "memconfig_paths",
     ) -> MemconfigMiddleware:
         """Build from a YAML config file. Raises :class:`ConfigError` naming the file."""
-        return cls(Pipeline.from_yaml(path, processors=processors, loader=loader))
+        return cls(Pipeline.from_yaml(path, processors=processors, loader=loader), paths_key=paths_key)
 
     @property
     def name(self) -> str:
@@ -121,35 +133,37 @@ class MemconfigMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     def before_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Load what the cache policy says must be read; return only the state keys that changed."""
-        copy = self._held(state)
-        self._keep(copy, self.pipeline.build(copy))
+        copy, paths = self._held(state), self._paths(state)
+        self._keep(copy, paths, self.pipeline.build(copy, paths=paths))
         return changes(state, copy)
 
     async def abefore_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         """:meth:`before_agent` for ``ainvoke``: remote reads are awaited."""
-        copy = self._held(state)
-        self._keep(copy, await self.pipeline.abuild(copy))
+        copy, paths = self._held(state), self._paths(state)
+        self._keep(copy, paths, await self.pipeline.abuild(copy, paths=paths))
         return changes(state, copy)
 
     # -- injecting: every model call ------------------------------------------
 
     def wrap_model_call(self, request: ModelRequest[Any], handler: Handler) -> Any:
         """Call the model with the block of this state's load in the request."""
-        render = self._kept(request.state)
+        paths = self._paths(request.state)
+        render = self._kept(request.state, paths)
         update = None
         if render is None:
             copy = self._held(request.state)
-            render = self._keep(copy, self.pipeline.build(copy))
+            render = self._keep(copy, paths, self.pipeline.build(copy, paths=paths))
             update = changes(request.state, copy)
         return _with_update(handler(self._inject(request, render)), update)
 
     async def awrap_model_call(self, request: ModelRequest[Any], handler: AsyncHandler) -> Any:
         """:meth:`wrap_model_call` for ``ainvoke``."""
-        render = self._kept(request.state)
+        paths = self._paths(request.state)
+        render = self._kept(request.state, paths)
         update = None
         if render is None:
             copy = self._held(request.state)
-            render = self._keep(copy, await self.pipeline.abuild(copy))
+            render = self._keep(copy, paths, await self.pipeline.abuild(copy, paths=paths))
             update = changes(request.state, copy)
         return _with_update(await handler(self._inject(request, render)), update)
 
@@ -170,27 +184,42 @@ class MemconfigMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         found = meta.get("digest") if isinstance(meta, dict) else None
         return found if isinstance(found, str) else None
 
-    def _keep(self, held: Mapping[str, Any], render: Render) -> Render:
+    def _paths(self, state: Mapping[str, Any]) -> PathsInPlay:
+        """The state's paths in play, normalised; none when the pipeline has no rules (its block cannot differ).
+
+        Raises:
+            TypeError: the key holds something else than a path or a list of paths.
+        """
+        if not self.pipeline.takes_paths:
+            return ()
+        try:
+            return in_play(state.get(self.paths_key))
+        except TypeError as exc:
+            raise TypeError(f"state[{self.paths_key!r}]: {exc}") from None
+
+    def _keep(self, held: Mapping[str, Any], paths: PathsInPlay, render: Render) -> Render:
         digest = self._digest(held)
         if digest is not None:
+            key = (digest, paths)
             with self._lock:
-                self._loads[digest] = render
-                self._loads.move_to_end(digest)
+                self._loads[key] = render
+                self._loads.move_to_end(key)
                 while len(self._loads) > _KEPT:
                     self._loads.popitem(last=False)
         return render
 
-    def _kept(self, state: Mapping[str, Any]) -> Render | None:
-        """The render of the load that made *state*, if this process made it (a dict read needs no lock)."""
+    def _kept(self, state: Mapping[str, Any], paths: PathsInPlay) -> Render | None:
+        """The render of the load that made *state*, for *paths*, if made here (a dict read needs no lock)."""
         digest = self._digest(state)
-        return self._loads.get(digest) if digest is not None and self.state_key in state else None
+        return self._loads.get((digest, paths)) if digest is not None and self.state_key in state else None
 
 
-def _private_state(state_key: str, meta_key: str) -> type[AgentState[Any]]:
-    """The state schema declaring the two keys private: out of input and output, kept in checkpoints."""
+def _private_state(state_key: str, meta_key: str, paths_key: str) -> type[AgentState[Any]]:
+    """The state schema: the content keys private (out of input and output, kept in checkpoints), the paths input."""
     fields = {
         state_key: NotRequired[Annotated[dict[str, str], PrivateStateAttr]],
         meta_key: NotRequired[Annotated[dict[str, Any], PrivateStateAttr]],
+        paths_key: NotRequired[list[str]],
     }
     return cast("type[AgentState[Any]]", TypedDict("MemconfigState", fields))  # type: ignore[operator]
 

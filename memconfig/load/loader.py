@@ -7,12 +7,17 @@ costs more than the read); every other source runs as one coroutine on
 fsspec's I/O loop — async filesystems (HTTP, S3) natively, sync ones (zip,
 git) on a bounded thread pool — so one pass costs about one round trip however
 many sources there are. An expandable source (a glob) is turned into its
-children by its expander, and each child is read as a source of its own.
+children by its expander, and each child is read as a source of its own. A
+local expansion lists folders (a discovery's downward search may start
+``git check-ignore``): under the async driver it runs on the loader's thread
+pool, so the caller's event loop is never blocked by a walk; under the sync
+one it stays inline.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import hashlib
 import os
@@ -21,7 +26,7 @@ import stat
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +34,7 @@ import fsspec.asyn
 from fsspec.implementations.local import LocalFileSystem
 
 from .. import events
-from ..drive import Flow, run
+from ..drive import Flow, awaited, run
 from ..expand import EXPANDERS, Expander
 from ..failures import SkipReason
 from ..sources.urls import chain, local_path_in
@@ -168,10 +173,25 @@ class FsspecLoader:
         expect(len(requests))  # a watcher (the CLI's progress display) is told; nothing happens if none is
         remote = [(i, r) for i, r in enumerate(requests) if not r.source.in_process]
         future = asyncio.run_coroutine_threadsafe(self._load_remote(remote), fsspec.asyn.get_loop()) if remote else None
+        walking: list[tuple[int, Future[list[LoadResult]]]] = []  # local expansions, off the caller's loop
         for index, request in enumerate(requests):
             if slots[index] is None and request.source.in_process:
+                if request.source.expander is not None and awaited():
+                    context = contextvars.copy_context()  # its events carry the render's id, as inline ones do
+                    walking.append((index, self._executor().submit(context.run, self._read_inline, request)))
+                    continue
                 slots[index] = self._read_inline(request)
                 finished(request.source.name)
+        for position, (index, walked) in enumerate(walking):
+            try:
+                slots[index] = yield walked
+            except BaseException:
+                for _, other in walking[position:]:
+                    other.cancel()
+                if future is not None:
+                    future.cancel()
+                raise
+            finished(requests[index].source.name)
         if future is not None:
             try:
                 done = yield future
@@ -417,11 +437,16 @@ class FsspecLoader:
         raise AssertionError("unreachable")
 
     async def _in_thread(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        pool = self._executor()
+        return await asyncio.get_running_loop().run_in_executor(pool, functools.partial(func, *args, **kwargs))
+
+    def _executor(self) -> ThreadPoolExecutor:
+        """The loader's thread pool (*concurrency* threads), made on first use."""
         if self._pool is None:
             with self._pool_lock:
                 if self._pool is None:
                     self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="memconfig-load")
-        return await asyncio.get_running_loop().run_in_executor(self._pool, functools.partial(func, *args, **kwargs))
+        return self._pool
 
     # -- shared: bytes to result, exceptions to reasons ------------------------
 
@@ -444,6 +469,7 @@ class FsspecLoader:
                 if settings.on_decode_error != "replace":
                     raise _Skip(SkipReason.DECODE_ERROR, detail, fatal=settings.on_decode_error == "fail") from None
                 text = data.decode(settings.encoding, errors="replace")
+                events.bytes_replaced(source, settings.encoding, detail)
             nul = text.find("\0")
             if nul >= 0:  # decoded first: in UTF-16 text, NUL bytes are just high bytes
                 raise _Skip(SkipReason.BINARY, f"holds a NUL character (at character {nul}): not text")
@@ -471,7 +497,9 @@ class FsspecLoader:
 
     def _expanded(self, request: LoadRequest, started: float, results: list[LoadResult]) -> list[LoadResult]:
         if not results:
-            return [_skipped(request.source, SkipReason.NOT_FOUND, "the glob matched no file", started)]
+            expander = self.expanders.get(request.source.expander or "")
+            detail = getattr(expander, "no_match", "the glob matched no file")
+            return [_skipped(request.source, SkipReason.NOT_FOUND, detail, started)]
         return results
 
 

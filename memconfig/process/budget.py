@@ -16,6 +16,15 @@ marker counts toward the limit. Sizes are of the text as it stands in the block
 (trailing whitespace, which the layout drops, is not counted). Every cut is a
 ``source_truncated`` event; a source that would be cut to nothing is left out as
 ``over_budget`` (``source_dropped``), with the sizes in its detail.
+
+A third kind of block budget, :class:`ByteBudget` (``formatter.budget.max_bytes``),
+is Codex's ``project_doc_max_bytes``: a running budget of UTF-8 bytes of content
+alone (no template, separators or names), spent from the first source down;
+each source takes what is left, cut on a byte boundary (a character split by the
+cut is decoded as U+FFFD, as Codex decodes it), and once it is spent the sources
+after are left out as ``over_budget``. It counts the bytes of the decoded text:
+an invalid byte the loader replaced is a U+FFFD of 3 bytes here, where Codex
+counts (and cuts) the raw byte (docs/budgets.md; sections carry no raw bytes).
 """
 
 from __future__ import annotations
@@ -41,9 +50,11 @@ if TYPE_CHECKING:
     from ..sources import Source
 
 __all__ = [
+    "BYTES",
     "DEFAULT_MARKER",
     "MARKER_SLOTS",
     "Budgets",
+    "ByteBudget",
     "Limit",
     "Marker",
     "SourceLimits",
@@ -162,10 +173,30 @@ def _last_fitting(
     return best, at
 
 
-def _truncated(section: Section, new: str, limit: Limit, budget: Literal["source", "total"], marked: bool) -> Note:
+class Bytes:
+    """UTF-8 bytes, as Codex counts ``project_doc_max_bytes``."""
+
+    unit = "bytes"
+    word = "bytes"
+    token = "bytes"
+
+    def __call__(self, text: str) -> int:
+        return len(text.encode("utf-8", "surrogatepass"))
+
+    def __repr__(self) -> str:
+        return "Bytes()"
+
+
+BYTES = Bytes()
+
+
+def _truncated(
+    section: Section, new: str, limit: Limit, budget: Literal["source", "total"], marked: bool, trim: bool = True
+) -> Note:
     """The ``source_truncated`` note for *section* cut to *new* under *limit*."""
-    before, after = section.text.rstrip(), new.rstrip()
+    before, after = (section.text.rstrip(), new.rstrip()) if trim else (section.text, new)
     tokens = limit.count.unit == "tokens"
+    in_bytes = limit.count.unit == "bytes"
     fields: dict[str, Any] = {
         "budget": budget,
         "setting": limit.setting,
@@ -175,6 +206,8 @@ def _truncated(section: Section, new: str, limit: Limit, budget: Literal["source
         "chars_after": len(after),
         "tokens_before": limit.count(before) if tokens else None,
         "tokens_after": limit.count(after) if tokens else None,
+        "bytes_before": limit.count(before) if in_bytes else None,
+        "bytes_after": limit.count(after) if in_bytes else None,
         "marker": marked,
     }
     return Note(section, "source_truncated", fields)
@@ -354,6 +387,108 @@ class TotalBudget:
         return BudgetExceeded(self.limit.setting, size, self.limit.limit, self.limit.count.word, largest)
 
 
+class ByteBudget:
+    """A running budget of UTF-8 bytes of content, spent from the first source down (Codex's ``project_doc_max_bytes``).
+
+    Sources are visited by ``priority`` (highest first), in prompt order on equal
+    priority: each takes what is left. One that does not fit is cut on a byte
+    boundary (``truncate``; the marker, if any, on its own line, counted in) or
+    left out whole (``drop``); ``fail`` raises. A cut that would keep nothing
+    but whitespace leaves the source out, and spends nothing (as Codex skips a
+    blank part). ``0`` leaves every source out: Codex's way to turn project docs off.
+
+    Args:
+        limit: the budget in bytes.
+        trim: the layout right-strips content (then trailing whitespace is not counted).
+    """
+
+    def __init__(
+        self,
+        limit: int,
+        policy: Literal["truncate", "drop", "fail"],
+        marker: Marker,
+        priorities: Mapping[str, int] | None = None,
+        trim: bool = True,
+    ) -> None:
+        self.limit = Limit(BYTES, limit, "formatter.budget.max_bytes")
+        self.policy, self.marker, self.trim = policy, marker, trim
+        self.priorities = dict(priorities or {})
+        made_of = repr((marker.text, trim, sorted(self.priorities.items())))
+        self.token = f"byte_budget:{self.limit.token}:{policy}:{hashlib.sha256(made_of.encode()).hexdigest()[:16]}"
+
+    def __repr__(self) -> str:
+        return f"ByteBudget(max_bytes={self.limit.limit}, policy={self.policy!r}, {self.marker!r})"
+
+    def __call__(
+        self, sections: Sequence[Section], came_in: Mapping[str, tuple[Section, Sequence[Limit]]] | None = None
+    ) -> Sequence[Section] | Processed:
+        """The sections within the budget (*came_in* is not used: a source's own cut stands, and is cut again)."""
+        limit = self.limit.limit
+        sizes = [BYTES(self._content(s)) for s in sections]
+        if sum(sizes) <= limit:
+            return sections
+        if self.policy == "fail":
+            largest = sorted(zip((s.source for s in sections), sizes, strict=True), key=lambda item: -item[1])[:3]
+            raise BudgetExceeded(self.limit.setting, sum(sizes), limit, BYTES.word, largest)
+        kept: list[Section | None] = list(sections)
+        notes: dict[int, Note] = {}
+        reasons: dict[str, tuple[SkipReason, str]] = {}
+        left = limit
+        order = sorted(range(len(sections)), key=lambda i: (-self._priority(sections[i]), i))
+        for i in order:
+            section, size = sections[i], sizes[i]
+            if size <= left:
+                left -= size
+                continue
+            new = self._cut(section, size, left) if self.policy == "truncate" and left > 0 else None
+            if new is None:
+                kept[i] = None
+                reasons[section.source] = (SkipReason.OVER_BUDGET, self._why_out(limit, left, size))
+                continue
+            kept[i] = section.with_text(new)
+            notes[i] = _truncated(section, new, self.limit, "total", bool(self.marker.text), self.trim)
+            left = 0
+        return Processed([s for s in kept if s is not None], [notes[i] for i in sorted(notes)], reasons)
+
+    def _content(self, section: Section) -> str:
+        return section.text.rstrip() if self.trim else section.text
+
+    def _priority(self, section: Section) -> int:
+        found = self.priorities.get(section.source)
+        if found is None and section.parent is not None:
+            found = self.priorities.get(section.parent)
+        return found or 0
+
+    def _cut(self, section: Section, size: int, room: int) -> str | None:
+        """*section*'s content cut to *room* bytes, the marker included; ``None`` if only whitespace would be left.
+
+        The bytes kept are counted as they are in the source: a character split by
+        the cut becomes U+FFFD, as Codex decodes it, and costs the bytes it had.
+        """
+        data = self._content(section).encode("utf-8", "surrogatepass")
+        end = room
+        while end > 0:
+            kept = data[:end].decode("utf-8", "replace")
+            mark = self.marker(section, BYTES, size, kept)
+            if not mark:
+                return kept if kept.strip() else None
+            joined = "" if kept.endswith("\n") else "\n"
+            extra = BYTES(joined + mark)
+            if end + extra <= room:
+                return kept + joined + mark if kept.strip() else None
+            end = min(end - 1, room - extra)
+        return None
+
+    def _why_out(self, limit: int, left: int, size: int) -> str:
+        setting = self.limit.setting
+        if limit == 0:
+            return f"{setting} is 0: no content goes in"
+        if left == 0:
+            return f"{setting} is {limit} bytes, all spent on the sources before this one ({size} bytes)"
+        how = "cutting it would leave only whitespace" if self.policy == "truncate" else "policy drop"
+        return f"{setting} is {limit} bytes; {left} were left for this source's {size}: {how}"
+
+
 class Budgets:
     """A config's budgets as one processor: sources' own limits first, then the block's.
 
@@ -362,7 +497,7 @@ class Budgets:
     whole source); a source cut and then left out has only its ``source_dropped``.
     """
 
-    def __init__(self, limits: SourceLimits | None, total: TotalBudget | None) -> None:
+    def __init__(self, limits: SourceLimits | None, total: TotalBudget | ByteBudget | None) -> None:
         self.limits, self.total = limits, total
         self.token = "+".join(p.token for p in (limits, total) if p is not None)
 
@@ -427,8 +562,12 @@ def budget_processors(config: Config, formatter: Measure, sources: Sequence[Sour
         if item.priority:
             priorities[source.key] = item.priority
     own = SourceLimits(limits, marker) if limits else None
-    total = None
-    if budget is not None and (budget.max_chars is not None or budget.max_tokens is not None):
+    total: TotalBudget | ByteBudget | None = None
+    if budget is not None and budget.max_bytes is not None:
+        layout = getattr(formatter, "layout", None)
+        trim = bool(getattr(layout, "trim", True))
+        total = ByteBudget(budget.max_bytes, budget.policy, marker, priorities, trim)
+    elif budget is not None and (budget.max_chars is not None or budget.max_tokens is not None):
         if budget.max_chars is not None:
             limit = Limit(CHARACTERS, budget.max_chars, "formatter.budget.max_chars")
         else:

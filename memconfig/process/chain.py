@@ -66,6 +66,8 @@ class ProcessorChain:
     def __init__(self, processors: Sequence[Processor]) -> None:
         self.processors = tuple(processors)
         self.token = "|".join(p.token for p in self.processors)
+        self.takes_paths = any(getattr(p, "takes_paths", False) for p in self.processors)
+        """A processor decides by the render's paths in play (``rules: frontmatter``): blocks differ by paths."""
         self._steps: list[Processor] = []
         for processor in self.processors:
             last = self._steps[-1] if self._steps else None
@@ -77,13 +79,19 @@ class ProcessorChain:
     def __repr__(self) -> str:
         return f"ProcessorChain({', '.join(p.token for p in self.processors)})"
 
-    def __call__(self, sections: Sequence[Section]) -> tuple[list[Section], list[Drop], list[Note]]:
-        """The sections that go into the block, the ones taken out (why, by which processor), and the notes."""
+    def __call__(
+        self, sections: Sequence[Section], paths: tuple[str, ...] = ()
+    ) -> tuple[list[Section], list[Drop], list[Note]]:
+        """The sections that go into the block, the ones taken out (why, by which processor), and the notes.
+
+        *paths*: the render's paths in play, handed to the processors that take
+        them (``takes_paths``, as :class:`~memconfig.process.rules.ApplyRules`).
+        """
         current = list(sections)
         drops: list[Drop] = []
         notes: list[Note] = []
         for processor in self._steps:
-            returned = processor(current)
+            returned = processor(current, paths) if getattr(processor, "takes_paths", False) else processor(current)  # type: ignore[call-arg]
             reasons = _NO_REASONS
             if isinstance(returned, Processed):
                 notes += [note._replace(processor=note.processor or processor.token) for note in returned.notes]

@@ -76,7 +76,12 @@ class Cleaning:
             is only frontmatter is then read, and left out by the step as ``empty``).
     """
 
-    def __init__(self, strip_html_comments: bool = True, strip_frontmatter: bool | Mapping[str, bool] = False) -> None:
+    def __init__(
+        self,
+        strip_html_comments: bool = True,
+        strip_frontmatter: bool | Mapping[str, bool] = False,
+        strip_bom: bool = True,
+    ) -> None:
         from .frontmatter import StripFrontmatter, StripFrontmatterOf  # it is a TextStep: imported once this is made
 
         self.strip_html_comments = strip_html_comments
@@ -88,15 +93,15 @@ class Cleaning:
             every, some = strip_frontmatter, []
         self.strip_frontmatter = every
         """Frontmatter is stripped from every source (the blank test strips it too)."""
-        text: list[TextStep] = [StripBOM()]
+        text: list[TextStep] = [StripBOM()] if strip_bom else []
         if every:
             text.append(StripFrontmatter())
         if strip_html_comments:
             text.append(StripHTMLComments())
         self._text: tuple[TextStep, ...] = tuple(text)
         steps: list[Processor] = list(text)
-        if some:  # after the BOM, before comments: the block must be at the very start
-            steps.insert(1, StripFrontmatterOf(some))
+        if some:  # after the BOM (if stripped), before comments: the block must be at the very start
+            steps.insert(1 if strip_bom else 0, StripFrontmatterOf(some))
         self.steps: tuple[Processor, ...] = tuple(steps)
         self.token = "+".join(step.token for step in self.steps)
 
@@ -105,7 +110,7 @@ class Cleaning:
         """The cleaning a layout's rules ask for, with each source's own ``strip_frontmatter`` (if set) first."""
         rule = layout.strip_frontmatter
         chosen = {s.key: rule if s.strip_frontmatter is None else s.strip_frontmatter for s in sources}
-        return cls(layout.strip_html_comments, chosen or rule)
+        return cls(layout.strip_html_comments, chosen or rule, layout.strip_bom)
 
     def __repr__(self) -> str:
         return f"Cleaning({self.token})"

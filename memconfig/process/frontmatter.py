@@ -20,34 +20,66 @@ import hashlib
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..render import Section
 from .cleaning import TextStep
 
-__all__ = ["StripFrontmatter", "StripFrontmatterOf", "strip_frontmatter"]
+__all__ = ["Frontmatter", "StripFrontmatter", "StripFrontmatterOf", "split_frontmatter", "strip_frontmatter"]
 
 _OPEN = re.compile(r"(?:\ufeff)?---[ \t]*\r?\n")
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
 _KEY = re.compile(r"""(?:"[^"]*"|'[^']*'|[^\s#'"?:\-][^:]*?|-[^\s:][^:]*?)[ \t]*:(?:[ \t]|$)""")
 _BLANK_LINES = re.compile(r"(?:[ \t]*\r?\n)*")
+_LINE = re.compile(r"[^\r\n]+")
+
+
+class Frontmatter(NamedTuple):
+    """A leading YAML block as :func:`split_frontmatter` finds it.
+
+    Attributes:
+        yaml: the text between the fences (``None``: the block is never closed).
+        body: the text after the block, the blank lines right after it removed
+            (the whole text for a block never closed).
+        line: the file's line number (1-based) of the block's first YAML line.
+    """
+
+    yaml: str | None
+    body: str
+    line: int
+
+
+def split_frontmatter(text: str) -> Frontmatter | None:
+    """*text*'s leading YAML block and the rest, or ``None`` when it surely has none (see the module).
+
+    A block opened by ``---`` whose first entry is a ``key:`` but that is
+    never closed comes back with ``yaml=None`` and the whole text as body:
+    content, but likely a broken block, which a reader of rules reports.
+    """
+    opened = _OPEN.match(text)
+    if opened is None:
+        return None
+    closed = _CLOSE.search(text, opened.end())
+    end = len(text) if closed is None else closed.start()
+    for found in _LINE.finditer(text, opened.end(), end):  # lazily: an unclosed block may be the whole file
+        line = found.group().strip()
+        if line and not line.startswith("#"):
+            if _KEY.match(line) is None:
+                return None  # a horizontal rule and prose, not a YAML mapping
+            break
+    else:
+        if closed is None:
+            return None  # "---" and nothing like YAML after it
+    if closed is None:
+        return Frontmatter(None, text, 2)
+    rest = _BLANK_LINES.match(text, closed.end()).end()  # type: ignore[union-attr]
+    return Frontmatter(text[opened.end() : closed.start()], text[rest:], 2)
 
 
 def strip_frontmatter(text: str) -> str:
     """*text* without its leading YAML frontmatter block, if it surely has one (see the module)."""
-    opened = _OPEN.match(text)
-    if opened is None:
-        return text
-    closed = _CLOSE.search(text, opened.end())
-    if closed is None:
-        return text  # unterminated: not frontmatter, or a broken one; either way, content
-    for line in text[opened.end() : closed.start()].splitlines():
-        line = line.strip()
-        if line and not line.startswith("#"):
-            if _KEY.match(line) is None:
-                return text  # a horizontal rule and prose, not a YAML mapping
-            break
-    rest = _BLANK_LINES.match(text, closed.end()).end()  # type: ignore[union-attr]
-    return text[rest:]
+    found = split_frontmatter(text)
+    return text if found is None else found.body
 
 
 @dataclass(frozen=True, slots=True)

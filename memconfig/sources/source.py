@@ -22,7 +22,12 @@ from .redact import Redactor, is_secret_key, url_secrets, userinfo_spans
 from .urls import IN_PROCESS, absolute, chain, local_resolver, match_key
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..config import Config
+    from ..config.schema import SourceConfig
+    from ..expand.discover import DiscoverSpec
+    from ..expand.imports import ImportRef, ImportSettings
 
 __all__ = ["Source", "build_sources"]
 
@@ -49,10 +54,15 @@ class Source:
         lineage: the keys of the sources this one was expanded from, the
             declared one first; empty for a declared source.
         via: the expander that made this source (``"glob"``), ``None`` if declared.
+        imports: how ``@path`` imports in its text are followed (``None``: they are not); a child has its parent's.
+        import_of: for a file imported by ``@path``, the token and its place in the import tree.
         title: the section's ``{title}`` (credentials masked), ``None`` for its name;
             a child has its own name, not its parent's title.
         strip_frontmatter: this source's own frontmatter rule (``None``: the layout's);
             a child has its parent's.
+        rules: ``"frontmatter"``: a rule file (or a glob of them) applied by its frontmatter; a child has its parent's.
+        discover: what a discovery looks for, and from where (expanded by the ``discover``
+            expander); *url* is then its start folder (``<cwd>``: the working directory at render time).
     """
 
     key: str
@@ -63,12 +73,16 @@ class Source:
     storage_options: Mapping[str, Any] = field(default_factory=dict, repr=False)
     timeout: float = 30.0
     retries: int = 2
+    imports: ImportSettings | None = None
+    import_of: ImportRef | None = field(default=None, repr=False)
     lineage: tuple[str, ...] = ()
     via: str | None = None
     redact: Redactor = field(default_factory=Redactor, repr=False)
     fs_path: tuple[Any, str] | None = field(default=None, repr=False)
     title: str | None = None
     strip_frontmatter: bool | None = None
+    rules: str | None = None
+    discover: DiscoverSpec | None = field(default=None, repr=False)
     display_url: str = field(init=False, repr=False)
     """The URL with credentials masked: the only form that is logged."""
     chained: bool = field(init=False, repr=False)
@@ -101,12 +115,14 @@ class Source:
     @property
     def expander(self) -> str | None:
         """The name of the expander that turns this source into children, if any."""
-        return "glob" if self.glob else None
+        return "glob" if self.glob else "discover" if self.discover is not None else None
 
     @property
     def local_path(self) -> str | None:
         """The path on this machine's filesystem, for a plain local file (not a glob)."""
-        if self.glob or self.fs_path is None or not isinstance(self.fs_path[0], LocalFileSystem):
+        if self.glob or self.discover is not None or self.fs_path is None:
+            return None
+        if not isinstance(self.fs_path[0], LocalFileSystem):
             return None
         return self.fs_path[1]
 
@@ -125,20 +141,35 @@ class Source:
         self.fs_path = (fs, path)
         return fs, path
 
-    def child(self, fs: Any, path: str, via: str) -> Source:
-        """The source for *path* (on *fs*), found by expander *via* from this one."""
-        key, url = match_key(self.key, self.url, fs, path)
+    def derived(self, key: str, name: str, url: str, via: str, fs_path: tuple[Any, str] | None, **more: Any) -> Source:
+        """A source made from this one by expander *via*: its own key, name, URL and file, this one's settings.
+
+        The one place a child is made (a glob's match, a discovered file, an
+        import): it is no glob or discovery itself, has no title of its own, and
+        has this source on its lineage. *more* sets other fields (``required``, ``import_of``).
+        """
         return replace(
             self,
             key=key,
-            name=key,
+            name=name,
             url=url,
             glob=False,
+            discover=None,
             lineage=(*self.lineage, self.key),
             via=via,
-            fs_path=(fs, path),
+            fs_path=fs_path,
             title=None,
+            **more,
         )
+
+    def child(self, fs: Any, path: str, via: str) -> Source:
+        """The source for *path* (on *fs*), found by expander *via* from this one."""
+        key, url = match_key(self.key, self.url, fs, path)
+        return self.derived(key, key, url, via, (fs, path))
+
+    def found(self, path: str, via: str) -> Source:
+        """The source for the local file *path*, found by expander *via* (a discovery) from this one."""
+        return self.derived(path, path, path, via, (_LOCAL_FS, path))
 
 
 def _expand_url(written: str) -> tuple[str, list[str]]:
@@ -191,6 +222,9 @@ def build_sources(config: Config) -> list[Source]:
     known = config.secret_values  # from ${VAR}s with secret-looking names, anywhere (a name, a header)
     for item in config.sources:
         written = item.written
+        if item.discover is not None:
+            out.append(_discovery(config, item, resolve))
+            continue
         if _plain(written) and not item.storage_options and item.credentials is None and not local_options:
             # A plain local path, the common case: nothing to expand, no options, no secrets.
             url = resolve(written)
@@ -218,9 +252,57 @@ def build_sources(config: Config) -> list[Source]:
                 redact=redact,
                 title=None if item.title is None else redact(item.title),
                 strip_frontmatter=item.strip_frontmatter,
+                rules=item.rules,
             )
         )
-    return out
+    return _with_imports(config, out)
+
+
+def _with_imports(config: Config, sources: list[Source]) -> list[Source]:
+    """*sources* with the import settings each one follows (the config's ``imports``, the source's own over it)."""
+    if config.imports is None and all(item.imports is None for item in config.sources):
+        return sources
+    from ..expand.imports import settings_for  # only configs that import pay for the module
+
+    chosen = settings_for(config)
+    if not any(chosen):
+        return sources
+    return [s if c is None else replace(s, imports=c) for s, c in zip(sources, chosen, strict=True)]
+
+
+def _discovery(config: Config, item: SourceConfig, resolve: Callable[[str], str]) -> Source:
+    """A ``discover:`` source: local folders only; a ``from`` given is resolved against ``base_dir`` now."""
+    from ..expand.discover import DiscoverSpec  # the expander's own record of what to look for
+
+    assert item.discover is not None
+    found, down = item.discover, item.discover.down
+    start = None if found.from_ is None else resolve(expand_vars_traced(found.from_)[0])
+    spec = DiscoverSpec(
+        names=tuple(found.names or ()),
+        patterns=tuple(found.patterns or ()),
+        pick=found.pick,
+        start=start,
+        root_markers=tuple(found.root_markers),
+        skip_blank=found.skip_blank,
+        max_dirs=None if down is None else down.max_dirs,
+        respect_gitignore=down is not None and down.respect_gitignore,
+        encoding=config.loader.encoding,
+        max_bytes=config.loader.max_bytes,
+        max_matches=config.loader.max_matches,
+    )
+    key = item.written
+    return Source(
+        key=key,
+        name=key if item.name is None else item.name,
+        url=start if start is not None else "<cwd>",
+        required=item.required,
+        timeout=item.timeout if item.timeout is not None else config.loader.timeout,
+        retries=item.retries if item.retries is not None else config.loader.retries,
+        title=item.title,
+        strip_frontmatter=item.strip_frontmatter,
+        rules=item.rules,
+        discover=spec,
+    )
 
 
 def _plain(written: str) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit
@@ -29,9 +29,13 @@ __all__ = [
     "EXTRAS",
     "IN_PROCESS",
     "LOCAL",
+    "WILDCARDS",
     "Part",
     "absolute",
     "chain",
+    "first_magic",
+    "literal_folder",
+    "local_path",
     "local_path_in",
     "match_key",
     "protocol_problem",
@@ -49,7 +53,10 @@ EXTRAS: Mapping[str, str] = {
 }
 LOCAL = frozenset({"file", "local"})
 IN_PROCESS = frozenset({None, "file", "local", "memory"})
-_MAGIC = re.compile(r"[*?\[]")
+#: What makes a part of a glob a pattern: fsspec's wildcards. A discovery's patterns (wcmatch, with
+#: braces) count ``{`` too; a glob's ``{`` is a plain character, as fsspec reads it.
+WILDCARDS = frozenset("*?[")
+_BRACED = WILDCARDS | {"{"}
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # Protocols whose URLs name a host (and maybe a port) after "//".
 _HOSTED = frozenset({"http", "https", "ftp", "sftp", "ssh", "smb", "webdav", "webhdfs"})
@@ -94,6 +101,19 @@ def _single(url: str) -> tuple[Part, ...]:
     return (Part(protocol, path, url),)
 
 
+def local_path(url: str) -> str | None:
+    """The file on this machine a source's URL names (a plain path, a ``file://`` or ``local://`` URL), else ``None``.
+
+    Read as the loader forms them: a glob's match is ``file://`` and the path as it
+    is (fsspec's ``unstrip_protocol``), not percent-encoded, so ``r%20x/``, ``#`` and
+    ``?`` are the folder's and the file's own names, never decoded or cut.
+    """
+    parts = chain(url)
+    if len(parts) != 1 or not (parts[0].protocol is None or parts[0].protocol in LOCAL):
+        return None
+    return parts[0].path or None
+
+
 def local_path_in(part: Part) -> str | None:
     """The path on this machine a link of a URL reads: a local file's, a git repository's; ``None`` if none."""
     if (part.protocol is None or part.protocol in LOCAL) and part.path:
@@ -104,11 +124,34 @@ def local_path_in(part: Part) -> str | None:
     return None
 
 
+def first_magic(parts: Sequence[str], *, braces: bool = False) -> int | None:
+    """The index of the first of a pattern's ``/``-separated *parts* with a wildcard (``None``: a plain path).
+
+    The one reading of "where a pattern's literal folder ends", for globs
+    (:func:`static_prefix`, a glob's watched folder) and, with *braces*, a
+    discovery's patterns (:func:`literal_folder`).
+    """
+    magic = _BRACED if braces else WILDCARDS
+    return next((i for i, part in enumerate(parts) if not magic.isdisjoint(part)), None)
+
+
 def static_prefix(pattern: str) -> str:
-    """The part of a glob before its first magic character, up to a ``/``."""
-    found = _MAGIC.search(pattern)
-    head = pattern if found is None else pattern[: found.start()]
-    return head[: head.rfind("/") + 1] if found is not None else head
+    """The part of a glob before its first part with a wildcard, with its ``/`` (the whole of a plain path)."""
+    parts = pattern.split("/")
+    found = first_magic(parts)
+    if found is None:
+        return pattern
+    return "/".join(parts[:found]) + "/" if found else ""
+
+
+def literal_folder(pattern: str, *, braces: bool = False) -> str:
+    """The folders of *pattern* before its first part with a wildcard, never its last part (``''``: none).
+
+    ``.claude/rules`` of ``.claude/rules/**/*.md``; ``docs`` of ``docs/x.md``.
+    """
+    parts = pattern.split("/")
+    found = first_magic(parts[:-1], braces=braces)
+    return "/".join(parts[: len(parts) - 1 if found is None else found])
 
 
 def resolve_url(written: str, config: Config) -> str:
