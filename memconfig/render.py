@@ -28,6 +28,10 @@ class Section:
         sha256: the hash of the source's content as read (not of *text*).
         parent: the key of the source it was expanded from, or ``None``.
         via: the expander that found it (``"glob"``), or ``None``.
+        read_bytes: the file's size in bytes as read, while *text* is still the text read
+            (``None`` once a processor changed it: :meth:`with_text` drops it). A byte
+            budget spends these, as Codex spends raw bytes: an invalid byte the loader
+            replaced by U+FFFD costs 1 byte, not U+FFFD's 3.
     """
 
     source: str
@@ -37,6 +41,7 @@ class Section:
     sha256: str = ""
     parent: str | None = None
     via: str | None = None
+    read_bytes: int | None = None
 
     def with_text(self, text: str) -> Section:
         """This section with other text: ``dataclasses.replace(section, text=text)``, several times cheaper."""

@@ -201,21 +201,35 @@ def test_invalid_utf8_is_replaced_with_a_warning(tmp_path: Path, monkeypatch: py
     assert warned["detail"] == "not valid utf-8 at byte 7"
 
 
-def test_invalid_bytes_count_as_their_replacement_in_the_byte_budget(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The documented difference (docs/budgets.md): a replaced byte costs U+FFFD's 3 bytes, not Codex's 1.
+def test_invalid_bytes_cost_their_raw_size_in_the_byte_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Codex spends a file's raw bytes: 20,000 invalid bytes cost 20,000 (not U+FFFD's 60,000), the child is cut.
 
-    Codex keeps 20,000 U+FFFD and 12,768 'm' of this tree; memconfig keeps 10,923 U+FFFD and leaves the child out.
+    Codex keeps 20,000 U+FFFD and 12,768 'm' of this tree; so does memconfig.
     """
     _git_init(tmp_path)
     _write(tmp_path / "AGENTS.md", b"\xff" * 20000)
     _write(tmp_path / "a" / "AGENTS.md", "m" * 20000)
     text, logs = _codex(tmp_path / "a", monkeypatch)
-    assert text == "\ufffd" * 10923  # 10,922 whole, and the first 2 bytes of the next, decoded as one more
-    [dropped] = _events(logs, "source_dropped")
-    assert (dropped["source"], dropped["reason"]) == (str(tmp_path / "a" / "AGENTS.md"), "over_budget")
+    assert text == "\ufffd" * 20000 + "\n\n" + "m" * 12768
+    [cut] = _events(logs, "source_truncated")
+    assert cut["source"] == str(tmp_path / "a" / "AGENTS.md")
     assert [e["source"] for e in _events(logs, "bytes_replaced")] == [str(tmp_path / "AGENTS.md")]
+
+
+def test_a_cut_inside_a_file_with_invalid_bytes_is_made_on_its_decoded_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The documented difference left (docs/budgets.md): the cut point of a file holding replaced bytes.
+
+    Codex cuts the raw bytes at 32,768 (16,384 'a' and 16,384 U+FFFD of this file); memconfig cuts the decoded
+    text at 32,768 UTF-8 bytes (each 'a' + U+FFFD pair is 4 of them): 8,192 pairs, logged as a cut.
+    """
+    _git_init(tmp_path)
+    _write(tmp_path / "AGENTS.md", b"a\xff" * 20000)
+    text, logs = _codex(tmp_path, monkeypatch)
+    assert text == "a\ufffd" * 8192
+    [cut] = _events(logs, "source_truncated")
+    assert cut["source"] == str(tmp_path / "AGENTS.md")
 
 
 def test_a_config_may_override_the_presets_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

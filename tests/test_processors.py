@@ -89,14 +89,17 @@ def project(tmp_path: Path) -> Path:
 
 
 def test_section_is_a_frozen_dataclass_that_replace_copies() -> None:
-    """Section has the seven documented fields; it is frozen and `dataclasses.replace` makes a changed copy."""
+    """Section has the eight documented fields; it is frozen and `dataclasses.replace` makes a changed copy."""
     section = Section("a.md", "A", "/x/a.md", "text", "abc", None, None)
-    assert [f.name for f in dataclasses.fields(Section)] == ["source", "name", "url", "text", "sha256", "parent", "via"]
+    fields = ["source", "name", "url", "text", "sha256", "parent", "via", "read_bytes"]
+    assert [f.name for f in dataclasses.fields(Section)] == fields
     with pytest.raises(dataclasses.FrozenInstanceError):
         section.text = "other"  # type: ignore[misc]
     changed = dataclasses.replace(section, text="other")
     assert (changed.text, changed.source, section.text) == ("other", "a.md", "text")
     assert section.with_text("other") == changed
+    read = Section("a.md", "A", "/x/a.md", "text", "abc", None, None, 4)
+    assert read.with_text("other").read_bytes is None  # the size as read no longer tells the text's
 
 
 @pytest.mark.parametrize(

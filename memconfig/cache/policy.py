@@ -574,6 +574,7 @@ def _sections(
             e["sha256"],
             e["lineage"][-1] if e["lineage"] else None,
             e["via"],
+            e["bytes"],
         )
         for e in meta["entries"]
     )
@@ -594,11 +595,12 @@ def _imported_sections(
         if e["via"] == "import":
             continue
         text = contents[key]
+        read_bytes: int | None = e["bytes"]
         settings = imports.get(e["lineage"][0] if e["lineage"] else key)
         if settings is not None and key in expansions and expansions[key]["via"] == "import":
-            text = inline(key, contents, loaded, failed, settings)
+            text, read_bytes = inline(key, contents, loaded, failed, settings), None
         parent = e["lineage"][-1] if e["lineage"] else None
-        sections.append(Section(key, e["name"], e["url"], text, e["sha256"], parent, e["via"]))
+        sections.append(Section(key, e["name"], e["url"], text, e["sha256"], parent, e["via"], read_bytes))
     return tuple(sections)
 
 

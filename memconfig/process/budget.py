@@ -424,7 +424,7 @@ class ByteBudget:
     ) -> Sequence[Section] | Processed:
         """The sections within the budget (*came_in* is not used: a source's own cut stands, and is cut again)."""
         limit = self.limit.limit
-        sizes = [BYTES(self._content(s)) for s in sections]
+        sizes = [self._size(s) for s in sections]
         if sum(sizes) <= limit:
             return sections
         if self.policy == "fail":
@@ -452,6 +452,14 @@ class ByteBudget:
 
     def _content(self, section: Section) -> str:
         return section.text.rstrip() if self.trim else section.text
+
+    def _size(self, section: Section) -> int:
+        """The bytes *section* spends: the file's raw size while its text is the one read and holds a
+        replaced byte (Codex counts the raw bytes), else its text's UTF-8 bytes (the same for valid text)."""
+        content = self._content(section)
+        if section.read_bytes is not None and content is section.text and "\ufffd" in content:
+            return section.read_bytes
+        return BYTES(content)
 
     def _priority(self, section: Section) -> int:
         found = self.priorities.get(section.source)
