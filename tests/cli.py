@@ -9,16 +9,18 @@ exit code.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-__all__ = ["ROOT", "WAIT", "environment", "eventually", "memconfig"]
+__all__ = ["ROOT", "WAIT", "environment", "eventually", "memconfig", "watching"]
 
 ROOT = Path(__file__).resolve().parent.parent
 HANG = 120  # seconds: only a hang takes this long; nothing is timed
@@ -67,3 +69,29 @@ def eventually(check: Callable[[], bool], what: str) -> None:
         if time.monotonic() > deadline:
             pytest.fail(f"not within {WAIT} s: {what}")
         time.sleep(0.01)
+
+
+@contextlib.contextmanager
+def watching(cwd: Path, *args: str) -> Iterator[tuple[subprocess.Popen[str], Path]]:
+    """``memconfig render -c memconfig.yaml ARGS --watch --log-file log.jsonl`` left running in *cwd*.
+
+    Yields the process and the file its stderr goes to (``stderr.txt`` in *cwd*). At the end
+    a process still running gets SIGINT (as Ctrl-C), then is killed if it does not stop; its
+    stderr must hold no traceback.
+    """
+    errors = cwd / "stderr.txt"
+    command = [sys.executable, "-m", "memconfig", "render", "-c", "memconfig.yaml", *args, "--watch"]
+    with errors.open("w", encoding="utf-8") as stderr:
+        process = subprocess.Popen(
+            [*command, "--log-file", "log.jsonl"], cwd=cwd, env=environment(), stderr=stderr, text=True
+        )
+    try:
+        yield process, errors
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+        process.wait(timeout=WAIT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=WAIT)
+    assert "Traceback" not in errors.read_text(encoding="utf-8")

@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-import signal
 import stat
-import subprocess
-import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli import environment, eventually, memconfig
+from cli import eventually, memconfig, watching
 
 from memconfig.cli.output import write_output
 
@@ -257,7 +253,7 @@ def test_a_glob_over_a_missing_archive_does_not_stop_the_write(
     write_config({"version": 1, "sources": ["team.md", {"glob": "zip://*.md::missing.zip"}]})
     out = project / "out.md"
     if watch:
-        with _watching(project, "-o", "out.md") as (process, errors):
+        with watching(project, "-o", "out.md") as (process, errors):
             eventually(lambda: out.exists() or process.poll() is not None, "the first write")
             assert process.poll() is None, errors.read_text(encoding="utf-8")
         assert process.returncode == 0
@@ -418,41 +414,12 @@ def test_an_empty_output_name_or_a_folder_is_a_usage_error(project: Path) -> Non
 HANG = 20.0  # seconds: only a hang takes this long; nothing asserts a duration
 
 
-@contextlib.contextmanager
-def _watching(project: Path, *args: str) -> Iterator[tuple[subprocess.Popen[str], Path]]:
-    """``memconfig render ARGS --watch`` running in *project* (its stderr in a file), stopped by SIGINT at the end."""
-    errors = project / "stderr.txt"
-    environ = environment()
-    command = [sys.executable, "-m", "memconfig", "render", "-c", "memconfig.yaml", *args, "--watch"]
-    with errors.open("w", encoding="utf-8") as stderr:
-        process = subprocess.Popen(
-            [*command, "--log-file", "log.jsonl"], cwd=project, env=environ, stderr=stderr, text=True
-        )
-    try:
-        yield process, errors
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-        process.wait(timeout=HANG)
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait(timeout=HANG)
-    assert "Traceback" not in errors.read_text(encoding="utf-8")
-
-
 def test_watch_outlives_a_failed_write_and_writes_the_file_once_it_can(project: Path) -> None:
     """Under --watch, the output replaced by a folder: one error line naming the file and why, one output_failed,
     the watch goes on; once the folder is gone the file gets the latest render (no edit needed); SIGINT exits 0."""
     (project / "out").mkdir()
     out = project / "out" / "OUT.md"
-    errors = project / "stderr.txt"
-    environ = environment()
-    command = [sys.executable, "-m", "memconfig", "render", "-c", "memconfig.yaml", "-o", "out/OUT.md", "--watch"]
-    with errors.open("w", encoding="utf-8") as stderr:
-        process = subprocess.Popen(
-            [*command, "--log-file", "log.jsonl"], cwd=project, env=environ, stderr=stderr, text=True
-        )
-    try:
+    with watching(project, "-o", "out/OUT.md") as (process, errors):
         eventually(lambda: out.exists() or process.poll() is not None, "the first write")
         out.unlink()
         out.mkdir()  # as if replaced by something else for a while
@@ -462,12 +429,7 @@ def test_watch_outlives_a_failed_write_and_writes_the_file_once_it_can(project: 
         assert process.poll() is None
         out.rmdir()
         eventually(lambda: out.is_file() and "Use spaces." in out.read_text(encoding="utf-8"), "the file written")
-        process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=HANG) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait(timeout=HANG)
+    assert process.returncode == 0
     lines = errors.read_text(encoding="utf-8").splitlines()
     assert [line for line in lines if "cannot write" in line] == [
         message + " (still watching: tried again every second)"
@@ -501,7 +463,7 @@ def test_watch_outlives_an_edit_that_makes_the_output_a_source(tmp_path: Path, w
         f"{tmp_path / 'CLAUDE.md'}::@AGENTS.md): writing it would put the prompt into the next render; write the "
         "output elsewhere, or leave it out of the sources (not written; still watching)"
     )
-    with _watching(tmp_path, "-o", "AGENTS.md") as (process, errors):
+    with watching(tmp_path, "-o", "AGENTS.md") as (process, errors):
         eventually(lambda: out.exists() or process.poll() is not None, "the first write")
         first = out.read_bytes()
         assert b"Claude notes." in first
