@@ -49,7 +49,6 @@ __all__ = ["RECENT", "Watching"]
 RECENT = 1.0
 _HISTORY = 1024  # change batches remembered; a state checked before the oldest one is revalidated whole
 _DIGESTS = 4096  # what states hold (their digests) remembered as checked at a change number
-_MEMO = 16  # meta objects whose always-checked sources (stale ones) are remembered
 _DEBOUNCE_MS, _STEP_MS = 200, 20  # watchfiles: a burst grouped for at most 200 ms, yielded 20 ms after it ends
 _ARM_MS = 250  # watchfiles' timeout: its first (empty) yield tells the watcher is armed
 _ALL = "\x00all"  # a batch that marks every source changed (a watcher armed: what happened before is unknown)
@@ -83,7 +82,7 @@ class Watching:
         # By digest, not by object: states holding the same entries (a checkpointer's copy of a thread, another
         # thread that read the same files) share one answer, so a restored state is as quiet as a live one.
         self._checked: OrderedDict[str, int] = OrderedDict()
-        self._stale: OrderedDict[int, tuple[Meta, frozenset[str]]] = OrderedDict()
+        self._stale: OrderedDict[str, frozenset[str]] = OrderedDict()  # by digest: the sources it holds stale
         weakref.finalize(self, _stop_all, self._threads)
 
     def __repr__(self) -> str:
@@ -175,18 +174,19 @@ class Watching:
     def _stale_of(self, meta: Meta) -> frozenset[str]:
         """The declared sources of *meta* whose last refresh failed: revalidated on every render (under the lock).
 
-        Remembered per meta object (a live state's meta is the same object
-        render after render); a copy costs one pass over its entries.
+        Remembered by digest, as checks are: the digest covers each entry's
+        staleness (a failed listing marks its children stale), so a copy of a
+        state (a checkpointed thread) costs a lookup, not a pass over its entries.
         """
-        held = self._stale.get(id(meta))
-        if held is not None and held[0] is meta:
-            self._stale.move_to_end(id(meta))
-            return held[1]
+        key = meta["digest"]
+        found = self._stale.get(key)
+        if found is not None:
+            self._stale.move_to_end(key)
+            return found
         stale = {e["lineage"][0] if e["lineage"] else e["source"] for e in meta["entries"] if e["stale"]}
         stale.update(k for k, x in meta["expansions"].items() if x["stale"])
-        found = frozenset(stale)
-        self._stale[id(meta)] = (meta, found)
-        while len(self._stale) > _MEMO:
+        found = self._stale[key] = frozenset(stale)
+        while len(self._stale) > _DIGESTS:
             self._stale.popitem(last=False)
         return found
 
