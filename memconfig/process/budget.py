@@ -22,9 +22,10 @@ is Codex's ``project_doc_max_bytes``: a running budget of UTF-8 bytes of content
 alone (no template, separators or names), spent from the first source down;
 each source takes what is left, cut on a byte boundary (a character split by the
 cut is decoded as U+FFFD, as Codex decodes it), and once it is spent the sources
-after are left out as ``over_budget``. It counts the bytes of the decoded text:
-an invalid byte the loader replaced is a U+FFFD of 3 bytes here, where Codex
-counts (and cuts) the raw byte (docs/budgets.md; sections carry no raw bytes).
+after are left out as ``over_budget``. A file holding bytes the loader replaced
+(invalid UTF-8) spends its size as read, as Codex spends raw bytes
+(``Section.read_bytes``); only a cut inside such a file is made on its decoded
+text (docs/budgets.md).
 """
 
 from __future__ import annotations
@@ -190,6 +191,14 @@ class Bytes:
 BYTES = Bytes()
 
 
+def _priority(priorities: Mapping[str, int], section: Section) -> int:
+    """*section*'s ``priority``: its source's, else (a glob's match, a discovered or imported file) its parent's."""
+    found = priorities.get(section.source)
+    if found is None and section.parent is not None:
+        found = priorities.get(section.parent)
+    return found or 0
+
+
 def _truncated(
     section: Section, new: str, limit: Limit, budget: Literal["source", "total"], marked: bool, trim: bool = True
 ) -> Note:
@@ -297,12 +306,6 @@ class TotalBudget:
     def __repr__(self) -> str:
         return f"TotalBudget({self.limit.setting}={self.limit.limit}, policy={self.policy!r}, {self.marker!r})"
 
-    def _priority(self, section: Section) -> int:
-        found = self.priorities.get(section.source)
-        if found is None and section.parent is not None:
-            found = self.priorities.get(section.parent)
-        return found or 0
-
     def _measure(self, sections: Sequence[Section]) -> int:
         return self.limit.count(self.formatter.format(sections).text)
 
@@ -330,7 +333,7 @@ class TotalBudget:
         offset = size - sizes.total(laid_out, alive)  # how far the parts are from the whole (0 in characters)
         notes: dict[int, Note] = {}
         reasons: dict[str, tuple[SkipReason, str]] = {}
-        order = sorted(range(len(sections)), key=lambda i: (self._priority(sections[i]), -i))
+        order = sorted(range(len(sections)), key=lambda i: (_priority(self.priorities, sections[i]), -i))
         for i in order:
             original, own = came_in.get(sections[i].source, (sections[i], ()))
             while size > limit:
@@ -434,7 +437,7 @@ class ByteBudget:
         notes: dict[int, Note] = {}
         reasons: dict[str, tuple[SkipReason, str]] = {}
         left = limit
-        order = sorted(range(len(sections)), key=lambda i: (-self._priority(sections[i]), i))
+        order = sorted(range(len(sections)), key=lambda i: (-_priority(self.priorities, sections[i]), i))
         for i in order:
             section, size = sections[i], sizes[i]
             if size <= left:
@@ -460,12 +463,6 @@ class ByteBudget:
         if section.read_bytes is not None and content is section.text and "\ufffd" in content:
             return section.read_bytes
         return BYTES(content)
-
-    def _priority(self, section: Section) -> int:
-        found = self.priorities.get(section.source)
-        if found is None and section.parent is not None:
-            found = self.priorities.get(section.parent)
-        return found or 0
 
     def _cut(self, section: Section, size: int, room: int) -> str | None:
         """*section*'s content cut to *room* bytes, the marker included; ``None`` if only whitespace would be left.
