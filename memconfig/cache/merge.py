@@ -135,9 +135,7 @@ class Merge:
             held = previous[key]
             if held["via"] == "import":
                 continue  # no longer imported: its importer changed, and says so
-            gone = replace(
-                source, key=key, name=held["name"], url=held["url"], glob=False, lineage=(source.key,), via=held["via"]
-            )
+            gone = source.derived(key, held["name"], held["url"], held["via"] or "", None)  # a child: via is set
             self.log.append((events.source_skipped, (gone, SkipReason.NOT_FOUND, "no longer matched by the glob")))
             self.stats["skipped"] += 1
         for key in [k for k, r in self.skipped.items() if r["lineage"][:1] == [source.key] and k not in now]:
