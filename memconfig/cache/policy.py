@@ -563,45 +563,40 @@ def _import_checks(meta: Meta) -> tuple[LocalCheck, ...]:
 def _sections(
     meta: Meta, contents: Mapping[str, str], imports: Mapping[str, ImportSettings] | None = None
 ) -> tuple[Section, ...]:
-    if imports:
-        return _imported_sections(meta, contents, imports)
-    return tuple(
-        Section(
-            e["source"],
-            e["name"],
-            e["url"],
-            contents[e["source"]],
-            e["sha256"],
-            e["lineage"][-1] if e["lineage"] else None,
-            e["via"],
-            e["bytes"],
-        )
-        for e in meta["entries"]
-    )
-
-
-def _imported_sections(
-    meta: Meta, contents: Mapping[str, str], imports: Mapping[str, ImportSettings]
-) -> tuple[Section, ...]:
-    """The sections of *meta*, each file's imports inlined in it (an imported file is no section of its own)."""
-    from ..expand.imports import inline
-
-    entries, expansions = meta["entries"], meta["expansions"]
-    loaded = {e["source"] for e in entries}.__contains__
-    failed = {k: r["reason"] for k, r in meta["skipped"].items() if r["via"] == "import"}
+    """The sections of *meta*, one per file in the prompt; an imported file is inlined in its importer's."""
+    inlined = _inliner(meta, contents, imports) if imports else None
     sections = []
-    for e in entries:
-        key = e["source"]
+    for e in meta["entries"]:
         if e["via"] == "import":
             continue
-        text = contents[key]
-        read_bytes: int | None = e["bytes"]
-        settings = imports.get(e["lineage"][0] if e["lineage"] else key)
-        if settings is not None and key in expansions and expansions[key]["via"] == "import":
-            text, read_bytes = inline(key, contents, loaded, failed, settings), None
+        key = e["source"]
+        text = inlined(e) if inlined is not None else None
         parent = e["lineage"][-1] if e["lineage"] else None
-        sections.append(Section(key, e["name"], e["url"], text, e["sha256"], parent, e["via"], read_bytes))
+        if text is None:  # as read: its size as read still tells the text's
+            sections.append(Section(key, e["name"], e["url"], contents[key], e["sha256"], parent, e["via"], e["bytes"]))
+        else:
+            sections.append(Section(key, e["name"], e["url"], text, e["sha256"], parent, e["via"]))
     return tuple(sections)
+
+
+def _inliner(
+    meta: Meta, contents: Mapping[str, str], imports: Mapping[str, ImportSettings]
+) -> Callable[[MetaEntry], str | None]:
+    """An entry's text with its imports inlined (``None``: it imports nothing)."""
+    from ..expand.imports import inline
+
+    expansions = meta["expansions"]
+    loaded = {e["source"] for e in meta["entries"]}.__contains__
+    failed = {k: r["reason"] for k, r in meta["skipped"].items() if r["via"] == "import"}
+
+    def text(e: MetaEntry) -> str | None:
+        key = e["source"]
+        settings = imports.get(e["lineage"][0] if e["lineage"] else key)
+        if settings is None or key not in expansions or expansions[key]["via"] != "import":
+            return None
+        return inline(key, contents, loaded, failed, settings)
+
+    return text
 
 
 def _remember(memo: OrderedDict[Any, Any], key: Any, value: Any) -> None:
