@@ -254,7 +254,7 @@ class Pipeline:
 
     def _paths(self, paths: Paths) -> PathsInPlay:
         """The paths in play, normalised; none when no processor looks at them (the block cannot depend on them)."""
-        if not self.processors.takes_paths:
+        if paths is None or not self.processors.takes_paths:
             return ()
         from .process.rules import in_play
 

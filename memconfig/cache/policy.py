@@ -216,7 +216,7 @@ class PolicyCache:
         contents, meta = self._read_state(state)
         current = meta is not None
         wanted: Sequence[Source] = self.sources
-        watching = self._watch(loader)
+        watching = self._watch(loader) if self.policy == "watch" else None  # no call on other policies' turns
         changes: list[str] | None = None  # under ``watch``: the sources to check (None: every one)
         seen = 0
         if watching is not None:
@@ -254,10 +254,8 @@ class PolicyCache:
             work.requests = [self._request(source, known, out, work) for source in wanted]
         return work
 
-    def _watch(self, loader: Loader) -> Watching | None:
-        """The ``watch`` policy's watcher, made on first use (``None`` under other policies)."""
-        if self.policy != "watch":
-            return None
+    def _watch(self, loader: Loader) -> Watching:
+        """The ``watch`` policy's watcher, made on first use."""
         if self._watching is None:
             with self._lock:
                 if self._watching is None:
