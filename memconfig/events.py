@@ -510,20 +510,21 @@ def source_unwatched(source: Source, reason: str, detail: str) -> None:
 
 def output_file(written: bool, path: str, format: str, size: int, sha256: str, render_id: str) -> None:
     """``render -o`` wrote *path* (or, *written* false, found it holding this content already)."""
-    token = _RENDER_ID.set(render_id)  # written after the render's scope closed: the render's own id
-    try:
-        fields = {"path": path, "format": format, "bytes": size, "sha256": sha256}
-        _emit("info", "output_written" if written else "output_unchanged", fields)
-    finally:
-        _RENDER_ID.reset(token)
+    fields = {"path": path, "format": format, "bytes": size, "sha256": sha256}
+    _emit_for(render_id, "info", "output_written" if written else "output_unchanged", fields)
 
 
 def output_failed(path: str, format: str, size: int, sha256: str, detail: str, render_id: str) -> None:
     """``render -o`` could not write *path* (*detail*: the reason); the file is as it was."""
+    fields = {"path": path, "format": format, "bytes": size, "sha256": sha256, "detail": detail}
+    _emit_for(render_id, "error", "output_failed", fields)
+
+
+def _emit_for(render_id: str, level: str, event: str, fields: dict[str, Any]) -> None:
+    """An event of the render *render_id*, logged after its scope closed (``render -o`` writes once it is built)."""
     token = _RENDER_ID.set(render_id)
     try:
-        fields = {"path": path, "format": format, "bytes": size, "sha256": sha256, "detail": detail}
-        _emit("error", "output_failed", fields)
+        _emit(level, event, fields)
     finally:
         _RENDER_ID.reset(token)
 
