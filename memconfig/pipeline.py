@@ -12,18 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 from . import events
 from .append import TextAppender, appender_for
-from .cache import PolicyCache
 from .config import Config, load_config
 from .drive import Flow, arun, run
 from .exceptions import BudgetExceeded, SourceError
 from .failures import Failure, SkipReason
-from .format import TemplateFormatter
-from .load import FsspecLoader
-from .process import Cleaning, Drop, EscapeClosingTags, Note, ProcessorChain
-from .process.budget import budget_processors
+from .process import Drop, Note, ProcessorChain
+from .process.chain import Placed, Rule
 from .render import Lazy, Render, Section, SourceRecord
-from .sources import build_sources
 from .stages import Appender, Formatter, Loader, LoadResult, Processor, Snapshot, StateCache
+from .wiring import build_stages
 
 if TYPE_CHECKING:
     from .process.rules import PathsInPlay
@@ -56,7 +53,7 @@ class Pipeline:
         formatter: Formatter,
         appender: Appender | None = None,
         *,
-        processors: Sequence[Processor] = (),
+        processors: Sequence[Processor | Rule] = (),
         config: Config | None = None,
     ) -> None:
         self.loader = loader
@@ -75,13 +72,15 @@ class Pipeline:
         cls,
         config: Config | Mapping[str, Any],
         *,
-        processors: Sequence[Processor] = (),
+        processors: Sequence[Processor | Placed] = (),
         loader: Loader | None = None,
     ) -> Pipeline:
-        """Build the stages from a config object or a plain mapping.
+        """Build the stages from a config object or a plain mapping (:func:`~memconfig.wiring.build_stages`).
 
         Args:
-            processors: the caller's own processors, run after the built-in cleaning and escaping.
+            processors: the caller's own processors, run after the built-in cleaning and
+                escaping, before the budgets; one :class:`~memconfig.process.Placed` runs
+                just before or after the built-in rule it names (``Placed(p, before="escaping")``).
             loader: a loader of the caller's own, instead of the fsspec one; its
                 ``token`` (if it has one; else its class) is part of what states are made for.
 
@@ -90,23 +89,17 @@ class Pipeline:
         """
         if not isinstance(config, Config):
             config = Config.from_mapping(config)
-        sources = build_sources(config)
-        formatter = TemplateFormatter.from_config(config, sources)
-        cleaning = Cleaning.for_layout(formatter.layout, sources)
-        escaping = [EscapeClosingTags(formatter.wrappers)] if formatter.wrappers else []
-        rules = _rules(sources, config.base_path)  # first: it reads the frontmatter the cleaning strips
-        chain: list[Processor] = [*rules, *cleaning.steps, *escaping, *processors]
-        if loader is None:
-            loader = FsspecLoader.from_config(config, cleaning.is_blank, cleaning.token)
-        chain += budget_processors(config, formatter, sources)  # last: they weigh what goes into the block
-        tokens = [_token(loader), *(p.token for p in chain), formatter.token]
-        cache = PolicyCache.from_config(config, sources, tokens)
-        appender = appender_for(config.appender.format, config)
-        return cls(loader, cache, formatter, appender, processors=chain, config=config)
+        stages = build_stages(config, processors=processors, loader=loader)
+        loader, cache, formatter, appender = stages.loader, stages.cache, stages.formatter, stages.appender
+        return cls(loader, cache, formatter, appender, processors=stages.rules, config=config)
 
     @classmethod
     def from_yaml(
-        cls, path: str | os.PathLike[str], *, processors: Sequence[Processor] = (), loader: Loader | None = None
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        processors: Sequence[Processor | Placed] = (),
+        loader: Loader | None = None,
     ) -> Pipeline:
         """Build from a YAML config file. Raises :class:`ConfigError` naming the file."""
         return cls.from_config(load_config(path), processors=processors, loader=loader)
@@ -317,21 +310,6 @@ def _since(started: float) -> float:
 def _log_failure(failures: Sequence[Failure], loaded: int, skipped: int, started: float) -> None:
     fields = {"sources_loaded": loaded, "sources_skipped": skipped, "duration_ms": _since(started)}
     events.prompt_failed(failures, fields)
-
-
-def _rules(sources: Sequence[Any], root: str | os.PathLike[str]) -> list[Processor]:
-    """The rules step, when a source declares rules (only such configs import wcmatch and the rules module)."""
-    if not any(getattr(s, "rules", None) == "frontmatter" for s in sources):
-        return []
-    from .process.rules import rules_processor
-
-    return list(rules_processor(sources, root))
-
-
-def _token(stage: object) -> str:
-    """A stage's token, or its class's name for a stage that declares none."""
-    token = getattr(stage, "token", None)
-    return token if isinstance(token, str) else f"{type(stage).__module__}.{type(stage).__qualname__}"
 
 
 def _records(

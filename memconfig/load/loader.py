@@ -17,7 +17,6 @@ one it stays inline.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import functools
 import hashlib
 import os
@@ -26,7 +25,7 @@ import stat
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +33,7 @@ import fsspec.asyn
 from fsspec.implementations.local import LocalFileSystem
 
 from .. import events
-from ..drive import Flow, awaited, run
+from ..drive import Blocking, Flow, run
 from ..expand import EXPANDERS, Expander
 from ..failures import SkipReason
 from ..sources.urls import chain, local_path_in
@@ -168,30 +167,33 @@ class FsspecLoader:
         return run(self.read(requests))
 
     def read(self, requests: Sequence[LoadRequest]) -> Flow[list[LoadResult]]:
-        """:meth:`load` as a flow: local reads inline, remote ones awaited on fsspec's I/O loop."""
+        """:meth:`load` as a flow: local reads inline, remote ones awaited on fsspec's I/O loop.
+
+        A local expansion (a folder's walk) is yielded as a blocking call: a sync
+        driver makes it inline, an async one on the loader's pool, off its loop.
+        """
         slots: list[list[LoadResult] | None] = [None] * len(requests)
         expect(len(requests))  # a watcher (the CLI's progress display) is told; nothing happens if none is
         remote = [(i, r) for i, r in enumerate(requests) if not r.source.in_process]
         future = asyncio.run_coroutine_threadsafe(self._load_remote(remote), fsspec.asyn.get_loop()) if remote else None
-        walking: list[tuple[int, Future[list[LoadResult]]]] = []  # local expansions, off the caller's loop
+        walks: list[int] = []
         for index, request in enumerate(requests):
-            if slots[index] is None and request.source.in_process:
-                if request.source.expander is not None and awaited():
-                    context = contextvars.copy_context()  # its events carry the render's id, as inline ones do
-                    walking.append((index, self._executor().submit(context.run, self._read_inline, request)))
+            if request.source.in_process:
+                if request.source.expander is not None:
+                    walks.append(index)
                     continue
                 slots[index] = self._read_inline(request)
                 finished(request.source.name)
-        for position, (index, walked) in enumerate(walking):
+        if walks:
+            calls = [functools.partial(self._read_finished, requests[index]) for index in walks]
             try:
-                slots[index] = yield walked
+                walked = yield Blocking(calls, self._executor)
             except BaseException:
-                for _, other in walking[position:]:
-                    other.cancel()
                 if future is not None:
                     future.cancel()
                 raise
-            finished(requests[index].source.name)
+            for index, results in zip(walks, walked, strict=True):
+                slots[index] = results
         if future is not None:
             try:
                 done = yield future
@@ -232,6 +234,12 @@ class FsspecLoader:
         return True
 
     # -- inline (local and memory) ------------------------------------------
+
+    def _read_finished(self, request: LoadRequest) -> list[LoadResult]:
+        """:meth:`_read_inline`, and the watcher told when it is done."""
+        results = self._read_inline(request)
+        finished(request.source.name)
+        return results
 
     def _read_inline(self, request: LoadRequest) -> list[LoadResult]:
         source = request.source
