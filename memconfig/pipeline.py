@@ -19,7 +19,17 @@ from .failures import Failure, SkipReason
 from .process import Drop, Note, ProcessorChain
 from .process.chain import Placed, Rule
 from .render import Lazy, Render, Section, SourceRecord
-from .stages import Appender, Formatter, Loader, LoadResult, Processor, Snapshot, StateCache
+from .stages import (
+    Appender,
+    Closing,
+    Formatter,
+    Loader,
+    LoaderCapabilities,
+    LoadResult,
+    Processor,
+    Snapshot,
+    StateCache,
+)
 from .wiring import build_stages
 
 if TYPE_CHECKING:
@@ -43,7 +53,8 @@ class Pipeline:
     ``arender`` give it through an appender (``text``: the system prompt with the
     block added). Contents are kept in *state* (any mutable mapping: an
     agent's state, a checkpointed thread's dict); without one, the pipeline's
-    own state is used, so repeated renders share one cache.
+    own state is used, so repeated renders share one cache. A context manager:
+    leaving it (or :meth:`close`) stops the loader's threads and the watcher.
     """
 
     def __init__(
@@ -58,6 +69,9 @@ class Pipeline:
     ) -> None:
         self.loader = loader
         self.cache = cache
+        self.capabilities = LoaderCapabilities.of(loader)
+        """What the loader can do besides ``load``, asked once, here."""
+        self._closing = tuple(stage for stage in (cache, loader) if isinstance(stage, Closing))
         self.processors = ProcessorChain(processors)
         self.formatter = formatter
         self.appender = appender if appender is not None else TextAppender()
@@ -106,6 +120,24 @@ class Pipeline:
 
     def __repr__(self) -> str:
         return f"Pipeline({self.loader!r}, {self.cache!r}, {self.processors!r}, {self.formatter!r}, {self.appender!r})"
+
+    # -- its resources -----------------------------------------------------------
+
+    def close(self) -> None:
+        """Stop what the stages hold: the loader's thread pool, the ``watch`` policy's watcher. Idempotent.
+
+        A render after ``close`` opens them again as the first render did (a new
+        pool when a read needs one; under ``watch``, a new watcher, and every
+        source checked once). Dropping the pipeline frees them too.
+        """
+        for stage in self._closing:
+            stage.close()
+
+    def __enter__(self) -> Pipeline:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # -- the entry points: thin drivers over one flow --------------------------
 

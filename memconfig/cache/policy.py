@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = ["STALE_REASONS", "PolicyCache"]
 
+_Visit = tuple[str, str, str, str | None, str | None]  # a source to record: key, name, url, parent, via
 _MEMO = 8  # distinct blocks kept: enough for states that differ, small enough to stay flat under churn
 #: This process, in stamps: passes are ordered only against passes of the same process
 #: (a wall clock from another host, or from before a clock step, would order them wrongly).
@@ -128,6 +129,13 @@ class PolicyCache:
         ``memconfig render --watch`` waits on it (:meth:`Watching.wait`) to know when to render again.
         """
         return self._watching
+
+    def close(self) -> None:
+        """Stop the ``watch`` policy's watcher (idempotent); the next render starts one and checks every source."""
+        with self._lock:
+            watching, self._watching = self._watching, None
+        if watching is not None:
+            watching.close()
 
     # -- the stage's verb -----------------------------------------------------
 
@@ -456,7 +464,7 @@ class PolicyCache:
         try:
             view = self._views.get(key)
             if view is None:
-                view = (_sections(meta, contents, self._imports), Lazy(functools.partial(self._records, meta)))
+                view = (_sections(meta, contents, self._imports), Lazy(functools.partial(_records, self.sources, meta)))
                 _remember(self._views, key, view)
         finally:
             if not locked:
@@ -480,59 +488,64 @@ class PolicyCache:
                 _remember(self._quiet, (key, stats.get("revalidated", -1)), snapshot)
         return snapshot
 
-    def _records(self, meta: Meta) -> tuple[SourceRecord, ...]:
-        """Every source of *meta*, declared and expanded, in prompt order."""
-        entries = {e["source"]: e for e in meta["entries"]}
-        out, expansions = meta["skipped"], meta["expansions"]
-        records: list[SourceRecord] = []
 
-        def visit(key: str, name: str, url: str, parent: str | None, via: str | None) -> None:
-            if key in entries:
-                e = entries[key]
-                status: Status = "stale" if e["stale"] else "loaded"
-                reason = SkipReason(e["stale"]) if e["stale"] else None
-                records.append(
-                    SourceRecord(e["name"], key, e["url"], status, reason, sha256=e["sha256"], parent=parent, via=via)
-                )
-            elif key in out:
-                r = out[key]
-                records.append(
-                    SourceRecord(
-                        r["name"],
-                        key,
-                        r["url"],
-                        "skipped",
-                        SkipReason(r["reason"]),
-                        r["detail"],
-                        parent=parent,
-                        via=via,
-                    )
-                )
-            elif key in expansions:
-                x = expansions[key]
-                status = "stale" if x["stale"] else "loaded"
-                reason = SkipReason(x["stale"]) if x["stale"] else None
-                listing = hashlib.sha256("\n".join(x["children"]).encode()).hexdigest()
-                records.append(SourceRecord(name, key, url, status, reason, sha256=listing, parent=parent, via=via))
-                for child in x["children"]:
-                    found = entries.get(child) or out.get(child)
-                    if found is not None:
-                        visit(child, found["name"], found["url"], key, x["via"])
-            else:
-                detail = "not read yet"
-                records.append(
-                    SourceRecord(name, key, url, "skipped", SkipReason.ERROR, detail, parent=parent, via=via)
-                )
-            imported = expansions.get(key)
-            if imported is not None and imported["via"] == "import":  # a file's imports follow it
-                for child in imported["children"]:
-                    found = entries.get(child) or out.get(child)
-                    if found is not None:
-                        visit(child, found["name"], found["url"], key, "import")
+def _records(sources: Sequence[Source], meta: Meta) -> tuple[SourceRecord, ...]:
+    """Every source of *meta*, declared and expanded, in prompt order (a function: a lazy view of it holds no cache)."""
+    entries = {e["source"]: e for e in meta["entries"]}
+    out, expansions = meta["skipped"], meta["expansions"]
+    records: list[SourceRecord] = []
 
-        for source in self.sources:
-            visit(source.key, source.name, source.display_url, None, None)
-        return tuple(records)
+    def visit(key: str, name: str, url: str, parent: str | None, via: str | None) -> list[_Visit]:
+        """Record *key*; the sources under it, to be recorded next (a loop, not recursion: no cycle to collect)."""
+        under: list[_Visit] = []
+        if key in entries:
+            e = entries[key]
+            status: Status = "stale" if e["stale"] else "loaded"
+            reason = SkipReason(e["stale"]) if e["stale"] else None
+            records.append(
+                SourceRecord(e["name"], key, e["url"], status, reason, sha256=e["sha256"], parent=parent, via=via)
+            )
+        elif key in out:
+            r = out[key]
+            records.append(
+                SourceRecord(
+                    r["name"],
+                    key,
+                    r["url"],
+                    "skipped",
+                    SkipReason(r["reason"]),
+                    r["detail"],
+                    parent=parent,
+                    via=via,
+                )
+            )
+        elif key in expansions:
+            x = expansions[key]
+            status = "stale" if x["stale"] else "loaded"
+            reason = SkipReason(x["stale"]) if x["stale"] else None
+            listing = hashlib.sha256("\n".join(x["children"]).encode()).hexdigest()
+            records.append(SourceRecord(name, key, url, status, reason, sha256=listing, parent=parent, via=via))
+            for child in x["children"]:
+                found = entries.get(child) or out.get(child)
+                if found is not None:
+                    under.append((child, found["name"], found["url"], key, x["via"]))
+        else:
+            detail = "not read yet"
+            records.append(
+                SourceRecord(name, key, url, "skipped", SkipReason.ERROR, detail, parent=parent, via=via)
+            )
+        imported = expansions.get(key)
+        if imported is not None and imported["via"] == "import":  # a file's imports follow it
+            for child in imported["children"]:
+                found = entries.get(child) or out.get(child)
+                if found is not None:
+                    under.append((child, found["name"], found["url"], key, "import"))
+        return under
+
+    todo: list[_Visit] = [(s.key, s.name, s.display_url, None, None) for s in reversed(sources)]
+    while todo:
+        todo += reversed(visit(*todo.pop()))
+    return tuple(records)
 
 
 def _load(

@@ -58,7 +58,7 @@ from ..pipeline import Pipeline
 from ..render import Lazy, Section, SourceRecord
 from ..sources import Source
 from ..sources.redact import Redactor, url_secrets
-from ..stages import Block, Snapshot, StateCache
+from ..stages import Block, Closing, Snapshot, StateCache
 from ..wiring import Stages, build_stages
 from ._agent import AsyncHandler, Handler, changes, held
 
@@ -152,6 +152,7 @@ class MemoryMiddleware(AgentMiddleware[Any, Any, Any]):
         loading = self._stages(None)  # the contents are read through the config's cache, laid out by its layout
         self._cache = loading.cache
         self._layout = loading.layout
+        self._closing = tuple(stage for stage in (self._cache, self._loader) if isinstance(stage, Closing))
         control = self.config.appender.cache_control if self.config is not None else None
         self._control = (control or CacheControlConfig()).as_block()
         self._renders: dict[str, Pipeline] = {}
@@ -165,6 +166,18 @@ class MemoryMiddleware(AgentMiddleware[Any, Any, Any]):
             f"MemoryMiddleware(backend={type(self._backend).__name__}, sources={shown!r}, "
             f"add_cache_control={self._add_cache_control}, config={'yes' if self._policies else 'no'})"
         )
+
+    def close(self) -> None:
+        """Stop what the middleware's stages hold (the ``watch`` policy's watcher); idempotent, as
+        :meth:`Pipeline.close <memconfig.Pipeline.close>` (a later run starts it again)."""
+        for stage in self._closing:
+            stage.close()
+
+    def __enter__(self) -> MemoryMiddleware:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # -- loading: before the agent runs ------------------------------------------
 
@@ -331,7 +344,7 @@ class ContentsView:
             "".join(f"{s.source}\x1f{s.sha256}\x1e" for s in sections).encode()
             + "".join(f"{s.key}\x1d" for s in missing).encode()
         ).hexdigest()
-        records = Lazy(lambda: _records(self.shown, sections))
+        records = Lazy(functools.partial(_records, self.shown, sections))  # not self: no cycle through the view
         stats = {"cache_hits": len(sections), "sources_skipped": len(missing)}
         return Snapshot(tuple(sections), digest, records, (), stats)
 

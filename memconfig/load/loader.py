@@ -448,6 +448,13 @@ class FsspecLoader:
         pool = self._executor()
         return await asyncio.get_running_loop().run_in_executor(pool, functools.partial(func, *args, **kwargs))
 
+    def close(self) -> None:
+        """Shut the thread pool down, waiting for its threads; a later read that needs one makes a new one."""
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
     def _executor(self) -> ThreadPoolExecutor:
         """The loader's thread pool (*concurrency* threads), made on first use."""
         if self._pool is None:
