@@ -25,8 +25,7 @@ import contextvars
 import inspect
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from concurrent.futures import Executor, Future
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 import fsspec.asyn
 
@@ -35,30 +34,31 @@ __all__ = ["Blocking", "Either", "Flow", "LoopBlocked", "Shared", "Wait", "arun"
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
-class Blocking(Generic[T]):
+class Blocking:
     """Calls that block, answered with their results in order.
 
     :func:`run` makes them inline, one after the other; :func:`arun` makes them
     at once on *pool* (each in a copy of the caller's context, so their events
-    carry the render's id), never on the caller's loop.
+    carry the render's id), never on the caller's loop. *pool* is asked for
+    only then: a sync caller never makes one.
     """
 
-    calls: Sequence[Callable[[], T]]
-    pool: Callable[[], Executor]
-    """The pool, made when first asked for (a sync caller never asks)."""
+    __slots__ = ("calls", "pool")
+
+    def __init__(self, calls: Sequence[Callable[[], Any]], pool: Callable[[], Executor]) -> None:
+        self.calls, self.pool = calls, pool
 
 
-@dataclass(frozen=True, slots=True)
-class Either(Generic[T]):
-    """One call in two forms: :func:`run` makes the blocking one, :func:`arun` awaits the other."""
+class Either:
+    """One call in two forms: :func:`run` makes the *blocking* one, :func:`arun` awaits the other."""
 
-    blocking: Callable[[], T]
-    awaitable: Callable[[], Awaitable[T]]
+    __slots__ = ("awaitable", "blocking")
+
+    def __init__(self, blocking: Callable[[], Any], awaitable: Callable[[], Awaitable[Any]]) -> None:
+        self.blocking, self.awaitable = blocking, awaitable
 
 
-@dataclass(frozen=True, slots=True)
-class Shared(Generic[T]):
+class Shared:
     """A read another render owns, to be waited for.
 
     A sync driver on a thread that runs an event loop does not wait (that loop
@@ -66,20 +66,22 @@ class Shared(Generic[T]):
     into the flow, which then reads for itself.
     """
 
-    future: Future[T]
+    __slots__ = ("future",)
+
+    def __init__(self, future: Future[Any]) -> None:
+        self.future = future
 
 
 class LoopBlocked(Exception):
     """Waiting for a :class:`Shared` read would block the event loop of the caller's thread."""
 
 
-Wait = Future[Any] | Awaitable[Any] | Blocking[Any] | Either[Any] | Shared[Any]
+Wait = Future[Any] | Awaitable[Any] | Blocking | Either | Shared
 Flow = Generator[Wait, Any, T]
 
 
 def run(flow: Flow[T]) -> T:
     """Run *flow* to its end in this thread, blocking on each wait."""
-    on_loop = _loop_running()  # asked once: a sync render called from async code
     value: Any = None
     error: BaseException | None = None
     while True:
@@ -88,7 +90,7 @@ def run(flow: Flow[T]) -> T:
         except StopIteration as stop:
             return stop.value  # type: ignore[no-any-return]
         try:
-            value, error = _block(wait, on_loop), None
+            value, error = _block(wait), None
         except BaseException as exc:  # handed back to the flow, which decides
             value, error = None, exc
 
@@ -116,7 +118,7 @@ def _loop_running() -> bool:
     return True
 
 
-def _block(wait: Wait, on_loop: bool) -> Any:
+def _block(wait: Wait) -> Any:
     if isinstance(wait, Future):
         return wait.result()
     if isinstance(wait, Blocking):
@@ -124,7 +126,7 @@ def _block(wait: Wait, on_loop: bool) -> Any:
     if isinstance(wait, Either):
         return wait.blocking()
     if isinstance(wait, Shared):
-        if on_loop and not wait.future.done():
+        if not wait.future.done() and _loop_running():  # a sync render called from async code
             raise LoopBlocked("a sync render on an event loop's thread does not wait for a read of that loop")
         return wait.future.result()
     if not inspect.isawaitable(wait):
@@ -146,7 +148,7 @@ async def _await(wait: Wait) -> Any:
     return await wait
 
 
-async def _on_pool(wait: Blocking[T]) -> list[T]:
+async def _on_pool(wait: Blocking) -> list[Any]:
     loop = asyncio.get_running_loop()
     pool = wait.pool()
     running = [loop.run_in_executor(pool, contextvars.copy_context().run, call) for call in wait.calls]

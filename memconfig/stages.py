@@ -189,8 +189,7 @@ class Closing(Protocol):
     def close(self) -> None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class LoaderCapabilities:
+class LoaderCapabilities(NamedTuple):
     """What a loader can do besides ``load``, asked once of it (a cache keeps this, not the question).
 
     Attributes:

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from .append import appender_for
 from .cache import PolicyCache
@@ -36,8 +35,7 @@ class BlockFormatter(Formatter, Measure, Protocol):
     """A formatter the built-in rules can be made for: its wrappers (escaping) and its sizes (budgets)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Stages:
+class Stages(NamedTuple):
     """The stages of one pipeline, as :func:`build_stages` makes them.
 
     Attributes:

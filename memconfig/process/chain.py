@@ -29,15 +29,13 @@ ones it asks for; a name here is a place in the order either way.
 _USERS = BUILT_IN.index("escaping")  # a user's processor goes after this one unless placed
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(NamedTuple):
     """A processor under its name in the chain."""
 
     name: str
     processor: Processor
 
 
-@dataclass(frozen=True, slots=True)
 class Placed:
     """A user's processor placed just before or just after a built-in rule (one of :data:`BUILT_IN`).
 
@@ -50,17 +48,21 @@ class Placed:
         ValueError: neither or both of *before* and *after*, or a name that is no built-in rule.
     """
 
-    processor: Processor
-    before: str | None = None
-    after: str | None = None
-    name: str | None = None
+    __slots__ = ("after", "before", "name", "processor")
 
-    def __post_init__(self) -> None:
-        if (self.before is None) == (self.after is None):
+    def __init__(
+        self, processor: Processor, *, before: str | None = None, after: str | None = None, name: str | None = None
+    ) -> None:
+        if (before is None) == (after is None):
             raise ValueError("Placed: give exactly one of before= or after=")
-        anchor = self.before if self.before is not None else self.after
+        anchor = before if before is not None else after
         if anchor not in BUILT_IN:
             raise ValueError(f"Placed: {anchor!r} is no built-in rule; the rules are {', '.join(BUILT_IN)}")
+        self.processor, self.before, self.after, self.name = processor, before, after, name
+
+    def __repr__(self) -> str:
+        spot = f"before={self.before!r}" if self.before is not None else f"after={self.after!r}"
+        return f"Placed({self.processor!r}, {spot}{'' if self.name is None else f', name={self.name!r}'})"
 
     @property
     def rule(self) -> Rule:
