@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import hashlib
 import itertools
 import json
 import logging
@@ -30,8 +31,8 @@ import structlog
 
 if TYPE_CHECKING:
     from .failures import Failure
+    from .model import Section, SourceRecord
     from .process import Note
-    from .render import Section
     from .sources import Source
     from .stages import LoadResult
 
@@ -47,6 +48,7 @@ __all__ = [
     "output_file",
     "processor_note",
     "prompt_failed",
+    "prompt_manifest",
     "render_scope",
     "rule_not_applicable",
     "search_limited",
@@ -288,6 +290,17 @@ EVENTS: Mapping[str, EventSpec] = MappingProxyType(
                 "warning",
                 "a rule file's frontmatter could not be read (file and line in detail); the file is applied, "
                 "as if it said alwaysApply: true",
+            ),
+            EventSpec(
+                "prompt_manifest",
+                ("config", "sha256", "chars", "sources"),
+                "info",
+                "a render made a new block: what it holds (config: which config's renders it is of, the same across "
+                "processes — a hash of the config file's path, or of the declared sources' keys), source "
+                "by source in prompt order (sources: one entry per declared source and expansion child, in the "
+                "prompt or not: source, name, url, status, chars, sha256, and where set reason, detail, parent, via, "
+                "cut, escaped, expanded — a source whose children follow it, with no text of its own); logged once "
+                "per block made, before the prompt_built that names the same sha256",
             ),
             EventSpec(
                 "prompt_built",
@@ -565,7 +578,61 @@ class PromptBuilt:
         _emit("info", "prompt_built", {**self._fields, "duration_ms": duration_ms})
 
 
+def prompt_manifest(file: str | None, sha256: str, chars: int, records: Sequence[SourceRecord]) -> None:
+    """A render of the config read from *file* made a new block: its manifest (see :func:`manifest_entry`).
+
+    The manifest names its config by a hash (of *file*, or without one of the
+    declared sources' keys): what a later block of the same config no longer
+    lists is no longer one of its sources, whichever process renders it.
+    """
+    expanded = {r.parent for r in records if r.parent is not None and r.via != "import"}
+    listed = [manifest_entry(record, record.source in expanded) for record in records]
+    named = file if file is not None else "\n".join(r.source for r in records if r.parent is None)
+    config = hashlib.sha256(named.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    _emit("info", "prompt_manifest", {"config": config, "sha256": sha256, "chars": chars, "sources": listed})
+
+
+#: What a source's notes say was done to it, as a manifest entry's flags.
+_NOTE_FLAGS: Mapping[str, str] = MappingProxyType({"source_truncated": "cut", "content_escaped": "escaped"})
+
+
+def manifest_entry(record: SourceRecord, expanded: bool = False) -> dict[str, Any]:
+    """One source of a block's manifest: its record, with the fields that hold nothing left out.
+
+    ``source``, ``name``, ``url``, ``status``, ``chars`` and ``sha256`` always;
+    ``reason`` and ``detail`` for a source out of the prompt (or stale),
+    ``parent`` and ``via`` for an expansion child, ``cut`` / ``escaped`` (true)
+    for one a budget cut or whose closing tags were escaped, ``expanded`` (true)
+    for one whose children follow it (a glob: its ``chars`` are theirs).
+    """
+    entry: dict[str, Any] = {
+        "source": record.source,
+        "name": record.name,
+        "url": record.url,
+        "status": str(record.status),
+        "chars": record.chars,
+        "sha256": record.sha256,
+    }
+    if record.reason is not None:
+        entry["reason"] = str(record.reason)
+        if record.detail:
+            entry["detail"] = record.detail
+    if record.parent is not None:
+        entry["parent"] = record.parent
+        entry["via"] = record.via
+    if expanded:
+        entry["expanded"] = True
+    for note in record.notes:
+        flag = _NOTE_FLAGS.get(note)
+        if flag is not None:
+            entry[flag] = True
+    return entry
+
+
 def prompt_failed(failures: Sequence[Failure], fields: dict[str, Any]) -> None:
-    """A render failed: every source it needed and did not get."""
-    listed = [{"source": f.source, "reason": str(f.reason), "detail": f.detail} for f in failures]
+    """A render failed: every source it needed and did not get (each by its key and its name)."""
+    listed = [
+        {"source": f.source, "name": f.name or f.source, "url": f.url, "reason": str(f.reason), "detail": f.detail}
+        for f in failures
+    ]
     _emit("error", "prompt_failed", {"schema": SCHEMA_VERSION, "failures": listed, **fields})

@@ -19,9 +19,9 @@ from .exceptions import BudgetExceeded, SourceError
 from .failures import Failure, SkipReason
 from .format import TemplateFormatter
 from .load import FsspecLoader
+from .model import Lazy, Render, Section, SourceRecord, Status
 from .process import Cleaning, Drop, EscapeClosingTags, Note, ProcessorChain
 from .process.budget import budget_processors
-from .render import Lazy, Render, Section, SourceRecord
 from .sources import build_sources
 from .stages import Appender, Formatter, Loader, LoadResult, Processor, Snapshot, StateCache
 
@@ -69,6 +69,7 @@ class Pipeline:
         self._appenders: dict[str, Appender] = {}
         self._views: OrderedDict[str, _View] = OrderedDict()
         self._outcome: _Outcome | None = None
+        self._file = os.path.abspath(config.file) if config is not None and config.file is not None else None
 
     @classmethod
     def from_config(
@@ -197,9 +198,11 @@ class Pipeline:
             counts = outcome.counts
             _log_failure(snapshot.failures, counts["sources_loaded"], counts["sources_skipped"], started)
             raise SourceError(snapshot.failures)
+        text, sha256, records, _, _ = outcome.view
+        if not outcome.memo:  # a block made now: what it holds, once, before the prompt_built naming it
+            events.prompt_manifest(self._file, sha256, len(text), records())
         outcome.log(_since(started))
         self._outcome = outcome.again()
-        text, sha256, records, _, _ = outcome.view
         return Render(text, sha256, render_id, records, outcome.counts, outcome.memo)
 
     def _account(self, snapshot: Snapshot, paths: PathsInPlay) -> _Outcome:
@@ -348,7 +351,7 @@ def _records(
         if record.source in out:
             drop = out[record.source]
             detail = drop.detail or f"by {drop.processor}"  # a processor's own words, else its token
-            record = record._replace(status="skipped", reason=drop.reason, detail=detail)
+            record = record._replace(status=Status.SKIPPED, reason=drop.reason, detail=detail)
         elif record.source in chars:
             record = record._replace(chars=chars[record.source])
         if record.source in noted:

@@ -514,7 +514,8 @@ def test_renders_from_many_threads_are_told_apart(tmp_path: Path) -> None:
         aggregator.feed(line_pieces(stream), InputSummary(str(log)))
     result = aggregator.finish()
     assert result.renders_total == 24
-    assert all(r.finished and r.loaded == 5 and r.events == 6 and r.sources_loaded == 5 for r in result.renders)
+    # 5 source_loaded, the new block's prompt_manifest and prompt_built
+    assert all(r.finished and r.loaded == 5 and r.events == 7 and r.sources_loaded == 5 for r in result.renders)
     assert len({r.render_id for r in result.renders}) == 24
     assert {s.source: s.renders for s in result.sources} == {f"{i}.md": 24 for i in range(5)}
 

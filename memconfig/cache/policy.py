@@ -478,7 +478,7 @@ class PolicyCache:
         def visit(key: str, name: str, url: str, parent: str | None, via: str | None) -> None:
             if key in entries:
                 e = entries[key]
-                status: Status = "stale" if e["stale"] else "loaded"
+                status = Status.STALE if e["stale"] else Status.LOADED
                 reason = SkipReason(e["stale"]) if e["stale"] else None
                 records.append(
                     SourceRecord(e["name"], key, e["url"], status, reason, sha256=e["sha256"], parent=parent, via=via)
@@ -490,7 +490,7 @@ class PolicyCache:
                         r["name"],
                         key,
                         r["url"],
-                        "skipped",
+                        Status.SKIPPED,
                         SkipReason(r["reason"]),
                         r["detail"],
                         parent=parent,
@@ -499,7 +499,7 @@ class PolicyCache:
                 )
             elif key in expansions:
                 x = expansions[key]
-                status = "stale" if x["stale"] else "loaded"
+                status = Status.STALE if x["stale"] else Status.LOADED
                 reason = SkipReason(x["stale"]) if x["stale"] else None
                 listing = hashlib.sha256("\n".join(x["children"]).encode()).hexdigest()
                 records.append(SourceRecord(name, key, url, status, reason, sha256=listing, parent=parent, via=via))
@@ -510,7 +510,7 @@ class PolicyCache:
             else:
                 detail = "not read yet"
                 records.append(
-                    SourceRecord(name, key, url, "skipped", SkipReason.ERROR, detail, parent=parent, via=via)
+                    SourceRecord(name, key, url, Status.SKIPPED, SkipReason.ERROR, detail, parent=parent, via=via)
                 )
             imported = expansions.get(key)
             if imported is not None and imported["via"] == "import":  # a file's imports follow it

@@ -41,6 +41,7 @@ from ..sources.urls import chain, local_path_in
 from ..stages import LoadRequest, LoadResult, LocalCheck
 from .confinement import Confinement
 from .errors import classify, retry_after
+from .files import file_place, irregular_kind
 from .fingerprints import fingerprint, local_fingerprint, local_version
 from .reads import answers_with_info, is_http, is_s3, read_async, read_fd, s3_info
 from .watch import expect, finished
@@ -522,18 +523,9 @@ def _is_directory(source: Source, exc: BaseException) -> bool:
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 _STEADY_ATTEMPTS = 3
-_KINDS = {
-    stat.S_IFIFO: "a FIFO",
-    stat.S_IFSOCK: "a socket",
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-    stat.S_IFDIR: "a directory",
-}
-
-
 def _not_regular(source: Source, info: os.stat_result, started: float) -> LoadResult:
     """A path that is not a regular file; its fingerprint lets a revalidation see it is still the same."""
-    kind = _KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file")
+    kind = irregular_kind(info.st_mode)
     if stat.S_ISDIR(info.st_mode):
         return _skipped(source, SkipReason.IS_DIRECTORY, "is a directory", started)
     detail = f"is {kind}, not a regular file"
@@ -555,7 +547,7 @@ def _irregular_link(source: Source) -> tuple[SkipReason, str] | None:
         except OSError:
             continue  # the read reports it
         if not stat.S_ISREG(info.st_mode):
-            kind = _KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file")
+            kind = irregular_kind(info.st_mode)
             return SkipReason.NOT_REGULAR_FILE, f"{source.redact(path)} is {kind}, not a regular file"
     return None
 
@@ -569,12 +561,8 @@ def _opened_path(fd: int, path: str) -> str:
 
 
 def _in_file(result: LoadResult, info: os.stat_result) -> LoadResult:
-    """*result* with the local file it read as its place: every path to one file (links, ``..``) gives the same.
-
-    The file's version is part of it: an inode freed by a replaced file and
-    reused by another one read in the same pass is not taken for the first.
-    """
-    result.place = f"file-id:{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}"
+    """*result* with the local file it read as its place (:func:`~memconfig.load.files.file_place`)."""
+    result.place = file_place(info)
     return result
 
 
