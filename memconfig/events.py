@@ -299,8 +299,8 @@ EVENTS: Mapping[str, EventSpec] = MappingProxyType(
                 "processes — a hash of the config file's path, or of the declared sources' keys), source "
                 "by source in prompt order (sources: one entry per declared source and expansion child, in the "
                 "prompt or not: source, name, url, status, chars, sha256, and where set reason, detail, parent, via, "
-                "cut, escaped, expanded — a source whose children follow it, with no text of its own); logged once "
-                "per block made, before the prompt_built that names the same sha256",
+                "cut, escaped, dropped, expanded — a source whose children follow it, with no text of its own); "
+                "logged once per block made, before the prompt_built that names the same sha256",
             ),
             EventSpec(
                 "prompt_built",
@@ -593,7 +593,9 @@ def prompt_manifest(file: str | None, sha256: str, chars: int, records: Sequence
 
 
 #: What a source's notes say was done to it, as a manifest entry's flags.
-_NOTE_FLAGS: Mapping[str, str] = MappingProxyType({"source_truncated": "cut", "content_escaped": "escaped"})
+_NOTE_FLAGS: Mapping[str, str] = MappingProxyType(
+    {"source_truncated": "cut", "content_escaped": "escaped", "source_dropped": "dropped"}
+)
 
 
 def manifest_entry(record: SourceRecord, expanded: bool = False) -> dict[str, Any]:
@@ -602,7 +604,8 @@ def manifest_entry(record: SourceRecord, expanded: bool = False) -> dict[str, An
     ``source``, ``name``, ``url``, ``status``, ``chars`` and ``sha256`` always;
     ``reason`` and ``detail`` for a source out of the prompt (or stale),
     ``parent`` and ``via`` for an expansion child, ``cut`` / ``escaped`` (true)
-    for one a budget cut or whose closing tags were escaped, ``expanded`` (true)
+    for one a budget cut or whose closing tags were escaped, ``dropped`` (true) for
+    one a processor took out (its ``reason`` says why), ``expanded`` (true)
     for one whose children follow it (a glob: its ``chars`` are theirs).
     """
     entry: dict[str, Any] = {

@@ -147,7 +147,8 @@ class SourceRecord(NamedTuple):
     Attributes:
         chars: the characters it takes in the block (0 when not in it).
         sha256: the hash of its content as read; for an expanded source, of its list of children.
-        notes: the events processors logged about it while keeping it (``source_truncated``, ``content_escaped``).
+        notes: the events processors logged about it: while keeping it (``source_truncated``,
+            ``content_escaped``), or taking it out (``source_dropped``).
     """
 
     name: str

@@ -352,6 +352,8 @@ def _records(
             drop = out[record.source]
             detail = drop.detail or f"by {drop.processor}"  # a processor's own words, else its token
             record = record._replace(status=Status.SKIPPED, reason=drop.reason, detail=detail)
+            if drop.reason is not SkipReason.NOT_APPLICABLE:  # logged as its source_dropped (a rule's: a skip)
+                noted[record.source] = (*noted.get(record.source, ()), "source_dropped")
         elif record.source in chars:
             record = record._replace(chars=chars[record.source])
         if record.source in noted:

@@ -200,7 +200,13 @@ def test_json_gives_each_render(history: History, capsys: pytest.CaptureFixture[
         assert r["time"] == run[-1]["timestamp"] and r["events"] == len(run)
     assert renders[0]["sha256"] == history.runs[0][-1]["sha256"]
     assert renders[-1]["failures"] == [
-        {"source": "required.md", "reason": "not_found", "detail": renders[-1]["failures"][0]["detail"]}
+        {
+            "source": "required.md",
+            "reason": "not_found",
+            "detail": renders[-1]["failures"][0]["detail"],
+            "name": "required.md",
+            "url": str(history.folder / "required.md"),
+        }
     ]
 
 

@@ -234,6 +234,8 @@ def _entry(found: Any) -> _Entry:
     ):
         raise TypeError("entry")
     reason = found.get("reason")
+    if status == "skipped" and found.get("dropped") is True:
+        status = "dropped"  # taken out by a processor, as its source_dropped says
     return _Entry(
         key,
         _text(found.get("name")) or key,
@@ -825,8 +827,9 @@ class Aggregator:
             if same and (not held or old.sha256 == entry.sha256):  # type: ignore[union-attr]
                 continue
             if not held:
-                if reason is not None and reason not in summary.skips:
-                    _tally(summary.skips, reason)  # a reason logged below the log's level: still one it had
+                had = summary.drops if status == "dropped" else summary.skips
+                if reason is not None and reason not in had:
+                    _tally(had, reason)  # a reason logged below the log's level: still one it had
                 if not self._older(summary, time):
                     summary.prompt_chars = 0
                 self._put(current, summary, status, reason, entry.detail, None, None, time)
