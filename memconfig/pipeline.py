@@ -218,8 +218,7 @@ class Pipeline:
                 if drop.reason is SkipReason.NOT_APPLICABLE:  # a rule that does not apply: by design, not a loss
                     events.rule_not_applicable(s, drop.detail)
                 else:
-                    reason, detail = drop.reason, drop.detail
-                    events.source_dropped(s.source, s.name, s.url, reason, drop.processor, len(s.text), detail)
+                    events.source_dropped(s, drop.reason, drop.processor, drop.detail)
         noted = dict.fromkeys(events.NOTE_COUNTS.values(), 0)
         for note in view[4]:
             if not memo or note.section.source in snapshot.taken:
@@ -300,7 +299,7 @@ class _Outcome:
             "dropped": dropped,
             **{key: counts.get(key, 0) for key in events.NOTE_COUNTS.values()},
         }
-        self.log = events.PromptBuilt(fields)
+        self.log = events.BuiltLine(fields)
 
     def again(self) -> _Outcome:
         """The outcome of rendering the same snapshot again: the same, from the memo."""
