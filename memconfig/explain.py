@@ -31,11 +31,11 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from fsspec.implementations.local import LocalFileSystem
 
-from .config.interpolation import variable_names
 from .config.layers import STDIN, ConfigValue, value_layers
 from .config.schema import CWD
 from .expand import EXPANDERS
 from .failures import SkipReason
+from .interpolation import variable_names
 from .load.confinement import Confinement
 from .load.errors import classify
 from .sources import Source, build_sources

@@ -91,7 +91,9 @@ class Pipeline:
         if not isinstance(config, Config):
             config = Config.from_mapping(config)
         sources = build_sources(config)
-        formatter = TemplateFormatter.from_config(config, sources)
+        formatter = TemplateFormatter.from_config(
+            config.formatter, sources, presets=config.presets, template_text=config.template_text
+        )
         cleaning = Cleaning.for_layout(formatter.layout, sources)
         escaping = [EscapeClosingTags(formatter.wrappers)] if formatter.wrappers else []
         rules = _rules(sources, config.base_path)  # first: it reads the frontmatter the cleaning strips

@@ -47,8 +47,8 @@ from .store import LatestCopies
 
 if TYPE_CHECKING:
     from ..config import Config
-    from ..expand.imports import ImportSettings
     from ..sources import Source
+    from ..sources.specs import ImportSettings
     from .watcher import Watching
 
 __all__ = ["STALE_REASONS", "PolicyCache"]

@@ -21,10 +21,10 @@ import io
 import json
 import signal
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from ..append import APPENDERS, appender_for
+from ..append import APPENDERS, appender_for, printable
 from ..config import MAX_CONFIG_BYTES, Config
 from ..exceptions import ConfigError, MemconfigError
 from ..pipeline import Pipeline
@@ -46,10 +46,27 @@ class _Printable(Protocol):
     def output(self, system: str | None, render: Render) -> str | Mapping[str, Any]: ...
 
 
+class _PrintableNames(Collection[str]):
+    """The ``--format`` choices: the registered appenders that can be printed, a plugin's included.
+
+    A name is looked up when it is given, so a plugin's entry points are read
+    only for a name memconfig does not have (or to list the choices).
+    """
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and printable(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name in APPENDERS if printable(name))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format",
-        choices=[name for name, entry in APPENDERS.items() if entry.printable],
+        choices=_PrintableNames(),
         help="what to print: the prompt (text), the render (json), or an SDK call's keyword arguments "
         "(default: the config's appender.format if it can be printed, else text)",
     )
@@ -247,8 +264,7 @@ def _format(config: Config, args: argparse.Namespace) -> str:
     """The shape to print: ``--format``, else the config's if it can be printed, else text."""
     name: str | None = args.format
     if name is None:
-        entry = APPENDERS.get(config.appender.format)
-        name = config.appender.format if entry is not None and entry.printable else TEXT
+        name = config.appender.format if printable(config.appender.format) else TEXT
     if name == "json" and (args.system is not None or args.system_file is not None):
         raise ConfigError(
             "--format json prints the render (block, sha256, sources), which holds no system prompt: "

@@ -19,15 +19,14 @@ from pydantic_settings import BaseSettings, EnvSettingsSource
 
 from ..exceptions import Problem
 from ..format.presets import MEMORY_SLOT
-from ..format.templates import Template, TemplateError
-from ..sources.options import merge_options
+from ..limits import MAX_CONFIG_BYTES
+from ..safe_yaml import safe_load, yaml_message
 from ..sources.redact import redact_url
 from ..sources.urls import protocol_problem, url_problem
+from ..templates import Template, TemplateError
 from .expansion import expand_tree
-from .limits import MAX_CONFIG_BYTES
-from .safe_yaml import safe_load, yaml_message
 
-__all__ = ["ON_DISK", "check_on_disk", "decode_text", "read_text", "resolve", "with_environment"]
+__all__ = ["ON_DISK", "check_on_disk", "decode_text", "merge_options", "read_text", "resolve", "with_environment"]
 
 #: What :func:`check_on_disk` reads of a config.
 ON_DISK = {"base_dir", "credentials_file", "sources", "formatter"}
@@ -129,7 +128,7 @@ def check_on_disk(
 def read_text(path: Path, key: str, problems: list[Problem]) -> str | None:
     """The UTF-8 text of *path*, or ``None`` with the reason added to *problems* at *key*.
 
-    At most :data:`~memconfig.config.limits.MAX_CONFIG_BYTES` + 1 bytes are
+    At most :data:`~memconfig.limits.MAX_CONFIG_BYTES` + 1 bytes are
     read, so a huge file (or ``/dev/zero``) is refused at once. A pipe given
     explicitly (``-c <(…)``) is read to its end.
     """
@@ -155,7 +154,7 @@ def read_text(path: Path, key: str, problems: list[Problem]) -> str | None:
 
 
 def decode_text(data: bytes) -> str:
-    """*data* (read with a bound of :data:`~memconfig.config.limits.MAX_CONFIG_BYTES` + 1) as UTF-8 text.
+    """*data* (read with a bound of :data:`~memconfig.limits.MAX_CONFIG_BYTES` + 1) as UTF-8 text.
 
     Raises:
         ValueError: it is over the bound, or not UTF-8 (the message gives the line and column).
@@ -189,3 +188,15 @@ def _read_credentials(path: Path, problems: list[Problem]) -> dict[str, dict[str
     table = expand_tree(data, "", found)
     problems += [Problem(f"credentials_file: {p.path}", p.message) for p in found]
     return {str(k): v for k, v in table.items()}
+
+
+def merge_options(*layers: Mapping[str, Any]) -> dict[str, Any]:
+    """Deep-merge mappings, a later one winning; nested mappings are copied, never shared."""
+    out: dict[str, Any] = {}
+    for layer in layers:
+        for key, value in layer.items():
+            if isinstance(value, Mapping):
+                below = out.get(key)
+                value = merge_options(below if isinstance(below, Mapping) else {}, value)
+            out[key] = value
+    return out

@@ -49,11 +49,12 @@ from ..format.presets import (
     unknown_preset,
     with_preset_defaults,
 )
-from ..format.templates import Template
+from ..interpolation import expand_vars
+from ..registry import APPENDERS, appenders
 from ..sources.redact import Redactor, mask, redact_options, redact_url, variable_secrets
+from ..templates import MARKER_SLOTS, Template
 from .checks import ON_DISK, check_on_disk, resolve, with_environment
 from .expansion import expand_tree
-from .interpolation import expand_vars
 from .problems import problem_from_pydantic, problem_from_settings
 
 __all__ = [
@@ -356,8 +357,6 @@ class BudgetConfig(_Model):
     @classmethod
     def _valid_marker(cls, value: str | None) -> str | None:
         if value is not None:
-            from ..process.budget import MARKER_SLOTS  # the budget's own slot set
-
             Template(value, MARKER_SLOTS)
         return value
 
@@ -479,20 +478,16 @@ class AppenderConfig(_Model):
     @field_validator("format")
     @classmethod
     def _known_format(cls, value: str) -> str:
-        from ..append import APPENDERS  # the table of appenders, which needs nothing of the config
-
-        if value not in APPENDERS:
-            raise ValueError(f"unknown format {value!r}; choose one of: {', '.join(sorted(APPENDERS))}")
+        if appenders.get(value) is None:
+            raise ValueError(f"unknown format {value!r}; choose one of: {', '.join(appenders.names())}")
         return value
 
     @field_validator("separator", "position", "placement", "role", "cache_control")
     @classmethod
     def _honoured(cls, value: Any, info: ValidationInfo) -> Any:
         """A setting the configured format does not use is a mistake, unless it is left at its default."""
-        from ..append import APPENDERS
-
         name, format = info.field_name or "", info.data.get("format")
-        entry = APPENDERS.get(format) if isinstance(format, str) else None
+        entry = appenders.get(format) if isinstance(format, str) else None
         if entry is None or entry.honours is None or name in entry.honours or value == cls.model_fields[name].default:
             return value
         users = ", ".join(n for n, e in sorted(APPENDERS.items()) if e.honours is not None and name in e.honours)

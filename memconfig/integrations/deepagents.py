@@ -150,7 +150,9 @@ class MemoryMiddleware(AgentMiddleware[Any, Any, Any]):
         self._shown = [(self._state_keys[by_path[p].key], by_path[p]) for p in (distinct if self._policies else paths)]
         self._loader = _backend_loader(backend, self.config, paths)
         self._cache = PolicyCache.from_config(self._base, self._sources, [self._loader.token])
-        self._layout = TemplateFormatter.from_config(self._base, self._sources)
+        self._layout = TemplateFormatter.from_config(
+            self._base.formatter, self._sources, presets=self._base.presets, template_text=self._base.template_text
+        )
         self._appender = LangchainAppender()
         control = self.config.appender.cache_control if self.config is not None else None
         self._control = (control or CacheControlConfig()).as_block()

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..config.checks import merge_options
 from .hosts import HTTP, HostGuard
 
 if TYPE_CHECKING:
     from ..config import Config
 
-__all__ = ["defaults_for", "merge_options", "options_for"]
+__all__ = ["defaults_for", "options_for"]
 
 _S3 = frozenset({"s3", "s3a"})
 
@@ -109,15 +110,3 @@ def _guard(protocol: str, allowed: Sequence[str] | None) -> dict[str, Any]:
     if allowed is None or protocol not in HTTP:
         return {}
     return {"client_kwargs": {"middlewares": (HostGuard(tuple(allowed)),)}}
-
-
-def merge_options(*layers: Mapping[str, Any]) -> dict[str, Any]:
-    """Deep-merge mappings, a later one winning; nested mappings are copied, never shared."""
-    out: dict[str, Any] = {}
-    for layer in layers:
-        for key, value in layer.items():
-            if isinstance(value, Mapping):
-                below = out.get(key)
-                value = merge_options(below if isinstance(below, Mapping) else {}, value)
-            out[key] = value
-    return out

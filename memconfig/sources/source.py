@@ -16,9 +16,10 @@ from urllib.parse import quote
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
-from ..config.interpolation import expand_vars_traced
+from ..interpolation import expand_vars_traced
 from .options import options_for
 from .redact import Redactor, is_secret_key, url_secrets, userinfo_spans
+from .specs import DiscoverSpec, ImportRef, ImportSettings
 from .urls import IN_PROCESS, absolute, chain, local_resolver, match_key
 
 if TYPE_CHECKING:
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
 
     from ..config import Config
     from ..config.schema import SourceConfig
-    from ..expand.discover import DiscoverSpec
-    from ..expand.imports import ImportRef, ImportSettings
 
 __all__ = ["Source", "build_sources"]
 
@@ -233,7 +232,7 @@ def build_sources(config: Config) -> list[Source]:
             redact = _NO_SECRETS if plain else Redactor({}, [*url_secrets(url), *known])
         else:
             expanded, hidden = _expand_url(written)
-            url = absolute(expanded, config, resolve)
+            url = absolute(expanded, resolve)
             protocols = [part.protocol or "file" for part in chain(url)]
             options = options_for(protocols, config, item.storage_options, item.credentials, item.timeout)
             secrets = [*url_secrets(url), *hidden, *known]
@@ -272,8 +271,6 @@ def _with_imports(config: Config, sources: list[Source]) -> list[Source]:
 
 def _discovery(config: Config, item: SourceConfig, resolve: Callable[[str], str]) -> Source:
     """A ``discover:`` source: local folders only; a ``from`` given is resolved against ``base_dir`` now."""
-    from ..expand.discover import DiscoverSpec  # the expander's own record of what to look for
-
     assert item.discover is not None
     found, down = item.discover, item.discover.down
     start = None if found.from_ is None else resolve(expand_vars_traced(found.from_)[0])

@@ -13,17 +13,14 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 import fsspec
 from fsspec.core import split_protocol
 
-from ..config.interpolation import expand_vars
+from ..interpolation import expand_vars
 from .redact import redact_url
-
-if TYPE_CHECKING:
-    from ..config import Config
 
 __all__ = [
     "EXTRAS",
@@ -154,21 +151,17 @@ def literal_folder(pattern: str, *, braces: bool = False) -> str:
     return "/".join(parts[: len(parts) - 1 if found is None else found])
 
 
-def resolve_url(written: str, config: Config) -> str:
-    """Expand ``${VAR}`` and ``~`` and make local parts of a (chained) URL absolute against ``base_dir``.
+def resolve_url(written: str, base: Path) -> str:
+    """Expand ``${VAR}`` and ``~`` and make local parts of a (chained) URL absolute against *base* (``base_dir``).
 
     Local parts are plain paths, ``file://`` and ``local://`` URLs, and the
     repository of a ``git://repo:ref@path`` URL (none given: ``base_dir``).
     """
-    return absolute(expand_vars(written), config)
+    return absolute(expand_vars(written), local_resolver(base))
 
 
-def absolute(url: str, config: Config, resolve: Callable[[str], str] | None = None) -> str:
-    """*url* (expanded) with its local parts made absolute, as :func:`resolve_url` says.
-
-    *resolve* (from :func:`local_resolver`) saves asking *config* for its base folder per source.
-    """
-    resolve = resolve or local_resolver(config.base_path)
+def absolute(url: str, resolve: Callable[[str], str]) -> str:
+    """*url* (expanded) with its local parts made absolute by *resolve* (from :func:`local_resolver`)."""
     parts = []
     for part in chain(url):
         if part.protocol is None:
