@@ -19,8 +19,10 @@ from .exceptions import BudgetExceeded, SourceError
 from .failures import Failure, SkipReason
 from .format import TemplateFormatter
 from .load import FsspecLoader
+from .load.protocols import protocol_loaders
 from .process import Cleaning, Drop, EscapeClosingTags, Note, ProcessorChain
 from .process.budget import budget_processors
+from .process.named import named_processors
 from .render import Lazy, Render, Section, SourceRecord
 from .sources import build_sources
 from .stages import Appender, Formatter, Loader, LoadResult, Processor, Snapshot, StateCache
@@ -81,8 +83,10 @@ class Pipeline:
         """Build the stages from a config object or a plain mapping.
 
         Args:
-            processors: the caller's own processors, run after the built-in cleaning and escaping.
-            loader: a loader of the caller's own, instead of the fsspec one; its
+            processors: the caller's own processors, run after the built-in cleaning and escaping and
+                the processors the config names (``processors:``).
+            loader: a loader of the caller's own, instead of the fsspec one (and of the loaders
+                registered for URL protocols, :data:`memconfig.registry.LOADERS`); its
                 ``token`` (if it has one; else its class) is part of what states are made for.
 
         Raises:
@@ -97,9 +101,10 @@ class Pipeline:
         cleaning = Cleaning.for_layout(formatter.layout, sources)
         escaping = [EscapeClosingTags(formatter.wrappers)] if formatter.wrappers else []
         rules = _rules(sources, config.base_path)  # first: it reads the frontmatter the cleaning strips
-        chain: list[Processor] = [*rules, *cleaning.steps, *escaping, *processors]
+        chain: list[Processor] = [*rules, *cleaning.steps, *escaping, *named_processors(config.processors), *processors]
         if loader is None:
-            loader = FsspecLoader.from_config(config, cleaning.is_blank, cleaning.token)
+            own = protocol_loaders(sources, config.loader)
+            loader = FsspecLoader.from_config(config, cleaning.is_blank, cleaning.token, own)
         chain += budget_processors(config, formatter, sources)  # last: they weigh what goes into the block
         tokens = [_token(loader), *(p.token for p in chain), formatter.token]
         cache = PolicyCache.from_config(config, sources, tokens)

@@ -121,10 +121,11 @@ class Registry(Generic[E]):
             del self._entries[name]
             self._loaded.pop(name, None)
 
-    def get(self, name: str) -> E | None:
-        """The entry called *name*, or ``None``; a miss reads the entry points once, then looks again."""
+    def get(self, name: str, *, scan: bool = True) -> E | None:
+        """The entry called *name*, or ``None``; a miss reads the entry points once (unless not *scan*), then looks
+        again."""
         found = self._entries.get(name)
-        if found is None and not self._scanned:
+        if found is None and scan and not self._scanned:
             self._scan()
             found = self._entries.get(name)
         return found
@@ -298,6 +299,9 @@ appenders.register(
     printable=False,
     honours=frozenset({"separator", "position", "placement", "cache_control"}),
 )
+processors.register("strip_bom", "memconfig.process.cleaning:StripBOM")
+processors.register("strip_html_comments", "memconfig.process.cleaning:StripHTMLComments")
+processors.register("strip_frontmatter", "memconfig.process.frontmatter:StripFrontmatter")
 expanders.register("glob", "memconfig.expand.glob:GlobExpander")
 expanders.register("discover", "memconfig.expand.discover:DiscoverExpander")
 

@@ -50,7 +50,7 @@ from ..format.presets import (
     with_preset_defaults,
 )
 from ..interpolation import expand_vars
-from ..registry import APPENDERS, appenders
+from ..registry import APPENDERS, appenders, processors
 from ..sources.redact import Redactor, mask, redact_options, redact_url, variable_secrets
 from ..templates import MARKER_SLOTS, Template
 from .checks import ON_DISK, check_on_disk, resolve, with_environment
@@ -68,13 +68,14 @@ __all__ = [
     "LoaderConfig",
     "LoggingConfig",
     "PresetConfig",
+    "ProcessorConfig",
     "SourceConfig",
     "TokensConfig",
 ]
 
 _HOST_PATTERN = re.compile(r"(\*\.)?([A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?")
 _SECTIONS = frozenset(
-    {"sources", "storage", "loader", "imports", "cache", "formatter", "presets", "appender", "logging"}
+    {"sources", "storage", "loader", "imports", "cache", "formatter", "presets", "appender", "processors", "logging"}
 )
 
 
@@ -494,6 +495,30 @@ class AppenderConfig(_Model):
         raise ValueError(f"has no effect with format {format!r} (it applies to: {users})")
 
 
+class ProcessorConfig(_Model):
+    """A registered processor (:data:`memconfig.registry.PROCESSORS`) by name, built from its options.
+
+    The listed processors run after the built-in cleaning and escaping and
+    before the budgets, in the order given; a bare name is a processor with no options.
+    """
+
+    name: str
+    options: dict[str, Any] = Field(default_factory=_empty_dict)
+    """Handed to the processor's ``from_config``."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_name(cls, data: Any) -> Any:
+        return {"name": data} if isinstance(data, str) else data
+
+    @field_validator("name")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        if processors.get(value) is None:
+            raise ValueError(processors.unknown(value))
+        return value
+
+
 class LoggingConfig(_Model):
     """Where the CLI writes its JSON-lines (or console) load log."""
 
@@ -529,6 +554,7 @@ class Config(BaseSettings):
     formatter: FormatterConfig = Field(default_factory=FormatterConfig)
     presets: dict[str, PresetConfig] = Field(default_factory=_empty_dict)
     appender: AppenderConfig = Field(default_factory=AppenderConfig)
+    processors: list[ProcessorConfig] = Field(default_factory=_empty_list)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
 
     _file: str | None = PrivateAttr(default=None)

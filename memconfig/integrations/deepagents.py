@@ -59,6 +59,7 @@ from ..process import StripHTMLComments
 from ..process.budget import budget_processors
 from ..process.cleaning import Cleaning
 from ..process.escaping import EscapeClosingTags
+from ..process.named import named_processors
 from ..render import Lazy, Section, SourceRecord
 from ..sources import Source
 from ..sources.redact import Redactor, url_secrets
@@ -277,7 +278,8 @@ class MemoryMiddleware(AgentMiddleware[Any, Any, Any]):
             formatter = self._layout if own else _formatter(self._layout, template)
             cleaning = Cleaning.for_layout(self._layout.layout, self._sources)
             escaping = [EscapeClosingTags(tuple(formatter.wrappers))] if formatter.wrappers else []
-            processors = [*cleaning.steps, *escaping, *budget_processors(config, formatter, self._sources)]
+            named = named_processors(config.processors)
+            processors = [*cleaning.steps, *escaping, *named, *budget_processors(config, formatter, self._sources)]
         view = ContentsView(self._shown, STATE_KEY)
         return Pipeline(self._loader, view, formatter, self._appender, processors=processors, config=config)
 

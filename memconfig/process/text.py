@@ -6,7 +6,8 @@ that each can build on it and the chain can run consecutive ones as one pass.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, Self
 
 from ..render import Section
 
@@ -15,6 +16,11 @@ __all__ = ["TextStep"]
 
 class TextStep:
     """A processor that rewrites each section's text with :meth:`clean`; its token is its class and fields."""
+
+    @classmethod
+    def from_config(cls, options: Mapping[str, Any]) -> Self:
+        """The step a config's ``processors:`` entry names, its ``options`` as the fields (the registry's factory)."""
+        return cls(**options)
 
     def clean(self, text: str) -> str:
         raise NotImplementedError

@@ -20,6 +20,7 @@ import fsspec
 from fsspec.core import split_protocol
 
 from ..interpolation import expand_vars
+from ..registry import loaders
 from .redact import redact_url
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "local_path_in",
     "match_key",
     "protocol_problem",
+    "registered_protocol",
     "resolve_url",
     "url_problem",
 ]
@@ -199,12 +201,15 @@ def local_resolver(base: Path) -> Callable[[str], str]:
 
 
 def protocol_problem(written: str) -> str | None:
-    """Why the filesystem for a URL cannot be used here, or ``None``."""
+    """Why neither a filesystem nor a registered loader can read a URL here, or ``None``."""
     try:
         url = expand_vars(written)
     except ValueError:
         return None  # reported by the config's own validation
-    for part in chain(url):
+    parts = chain(url)
+    if len(parts) == 1 and registered_protocol(url) is not None:
+        return None
+    for part in parts:
         protocol = part.protocol
         if protocol is None or protocol in LOCAL:
             continue
@@ -215,8 +220,26 @@ def protocol_problem(written: str) -> str | None:
             hint = f"pip install 'memconfig[{extra}]'" if extra else str(exc)
             return f"the {protocol}:// filesystem is not installed ({hint})"
         except ValueError:
-            return f"unknown protocol {protocol!r}; is its fsspec package installed?"
+            known = ", ".join(loaders.names()) or "none"
+            return f"unknown protocol {protocol!r}; is its fsspec package installed? (registered loaders: {known})"
     return None
+
+
+def registered_protocol(url: str) -> str | None:
+    """The protocol of *url* when a loader is registered for it (:data:`memconfig.registry.LOADERS`), else ``None``.
+
+    Only a URL that is not chained has one. A protocol registered from Python
+    wins; one that fsspec knows is fsspec's unless so registered, so reading
+    an ``s3://`` URL never reads the plugins' entry points.
+    """
+    protocol, found, rest = url.partition("://")
+    if not found or "::" in rest or protocol in LOCAL or not protocol:
+        return None
+    if loaders.get(protocol, scan=False) is not None:
+        return protocol
+    if protocol in fsspec.available_protocols():
+        return None
+    return protocol if loaders.get(protocol) is not None else None
 
 
 def url_problem(written: str) -> str | None:
