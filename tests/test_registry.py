@@ -16,14 +16,15 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+import fsspec
 import pytest
 from cli import ROOT, memconfig
 
 import memconfig as package
-from memconfig import ConfigError, LoadRequest, LoadResult, Pipeline, Section
+from memconfig import ConfigError, LoadRequest, LoadResult, Pipeline, Section, Source
 from memconfig.append import appender_for
 from memconfig.config import Config
-from memconfig.registry import appenders, loaders, processors
+from memconfig.registry import appenders, expanders, loaders, processors
 
 PLUGIN = Path(__file__).parent / "plugins" / "memconfig-example-plugin"
 PIP_INSTALL = (sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index")
@@ -251,3 +252,63 @@ def test_an_unknown_appender_lists_the_registered_ones() -> None:
             appender_for("shout", Config(version=1))
     finally:
         appenders.unregister("shout")
+
+
+class Listing:
+    """An expander registered from Python: a listing file's lines are the sources it stands for."""
+
+    via = "listing"
+
+    def expand(self, source: Source) -> list[Source]:
+        fs, path = source.open_fs()
+        return [source.derived(url, url, url, self.via, None) for url in fs.cat_file(path).decode().split()]
+
+
+@pytest.fixture
+def listing() -> Iterator[None]:
+    """`listing` registered as an expander (an object) for one test, and the files it lists."""
+    memory = fsspec.filesystem("memory")
+    memory.pipe("/lists/team.txt", b"memory://team/a.md\nmemory://team/b.md\n")
+    memory.pipe("/team/a.md", b"alpha")
+    memory.pipe("/team/b.md", b"beta")
+    package.register("expanders", "listing", Listing())
+    yield
+    expanders.unregister("listing")
+
+
+@pytest.mark.usefixtures("listing")
+def test_a_source_names_a_registered_expander() -> None:
+    """`expander: listing` on a source expands its URL with that expander; its children name it as `via`."""
+    config = {
+        "version": 1,
+        "sources": [{"url": "memory://lists/team.txt", "expander": "listing"}],
+        "formatter": {"preset": "plain"},
+    }
+
+    render = Pipeline.from_config(config).build()
+
+    assert render.text == "alpha\n\nbeta"
+    children = [(r.source, r.status, r.parent, r.via) for r in render.sources if r.parent is not None]
+    assert children == [
+        ("memory://team/a.md", "loaded", "memory://lists/team.txt", "listing"),
+        ("memory://team/b.md", "loaded", "memory://lists/team.txt", "listing"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        pytest.param(
+            {"url": "x.txt", "expander": "listings"},
+            "unknown expander 'listings'; choose one of: discover, glob",
+            id="unknown",
+        ),
+        pytest.param({"url": "*.md", "expander": "glob"}, "write 'glob:' instead of 'url:'", id="shaped"),
+    ],
+)
+def test_an_expander_nothing_registers_is_a_config_error(source: dict[str, str], message: str) -> None:
+    """A source naming an unregistered expander (or one its shape chooses) fails at `sources[0].expander`."""
+    with pytest.raises(ConfigError) as caught:
+        Config.from_mapping({"version": 1, "sources": [source]})
+
+    assert [(p.path, message in p.message) for p in caught.value.problems] == [("sources[0].expander", True)]

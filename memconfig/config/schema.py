@@ -50,7 +50,7 @@ from ..format.presets import (
     with_preset_defaults,
 )
 from ..interpolation import expand_vars
-from ..registry import APPENDERS, appenders, processors
+from ..registry import APPENDERS, appenders, expanders, processors
 from ..sources.redact import Redactor, mask, redact_options, redact_url, variable_secrets
 from ..templates import MARKER_SLOTS, Template
 from .checks import ON_DISK, check_on_disk, resolve, with_environment
@@ -74,6 +74,7 @@ __all__ = [
 ]
 
 _HOST_PATTERN = re.compile(r"(\*\.)?([A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?")
+_SHAPED = frozenset({"glob", "discover"})  # the expanders a source's own key (not ``expander:``) chooses
 _SECTIONS = frozenset(
     {"sources", "storage", "loader", "imports", "cache", "formatter", "presets", "appender", "processors", "logging"}
 )
@@ -183,6 +184,9 @@ class SourceConfig(_Model):
     glob: str | None = None
     discover: DiscoverConfig | None = None
     """Find files by name from the project root down to a folder (:mod:`memconfig.expand.discover`)."""
+    expander: str | None = None
+    """A registered expander (:data:`memconfig.registry.EXPANDERS`, a plugin's) that turns ``url`` into the
+    sources it stands for; ``glob`` and ``discover`` have keys of their own."""
     name: str | None = None
     required: bool = False
     storage_options: dict[str, Any] = Field(default_factory=_empty_dict)
@@ -216,10 +220,21 @@ class SourceConfig(_Model):
 
     _vars = field_validator("url", "glob")(_check_vars)
 
+    @field_validator("expander")
+    @classmethod
+    def _registered_expander(cls, value: str | None) -> str | None:
+        if value in _SHAPED:
+            raise ValueError(f"{value!r} is chosen by the source's shape: write '{value}:' instead of 'url:'")
+        if value is not None and expanders.get(value) is None:
+            raise ValueError(expanders.unknown(value))
+        return value
+
     @model_validator(mode="after")
     def _one_location(self) -> SourceConfig:
         if [self.url, self.glob, self.discover].count(None) != 2:
             raise ValueError("give exactly one of 'url' or 'glob' (or 'discover')")
+        if self.expander is not None and self.url is None:
+            raise ValueError("'expander' expands a 'url' ('glob' and 'discover' are expanders of their own)")
         if not self.written.strip():
             raise ValueError("the source location is empty")
         return self

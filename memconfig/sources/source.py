@@ -62,6 +62,7 @@ class Source:
         rules: ``"frontmatter"``: a rule file (or a glob of them) applied by its frontmatter; a child has its parent's.
         discover: what a discovery looks for, and from where (expanded by the ``discover``
             expander); *url* is then its start folder (``<cwd>``: the working directory at render time).
+        expanded_by: the registered expander (a plugin's) the config named for *url* (``expander:``).
     """
 
     key: str
@@ -82,6 +83,7 @@ class Source:
     strip_frontmatter: bool | None = None
     rules: str | None = None
     discover: DiscoverSpec | None = field(default=None, repr=False)
+    expanded_by: str | None = None
     display_url: str = field(init=False, repr=False)
     """The URL with credentials masked: the only form that is logged."""
     chained: bool = field(init=False, repr=False)
@@ -114,12 +116,12 @@ class Source:
     @property
     def expander(self) -> str | None:
         """The name of the expander that turns this source into children, if any."""
-        return "glob" if self.glob else "discover" if self.discover is not None else None
+        return "glob" if self.glob else "discover" if self.discover is not None else self.expanded_by
 
     @property
     def local_path(self) -> str | None:
         """The path on this machine's filesystem, for a plain local file (not a glob)."""
-        if self.glob or self.discover is not None or self.fs_path is None:
+        if self.glob or self.discover is not None or self.expanded_by is not None or self.fs_path is None:
             return None
         if not isinstance(self.fs_path[0], LocalFileSystem):
             return None
@@ -154,6 +156,7 @@ class Source:
             url=url,
             glob=False,
             discover=None,
+            expanded_by=None,
             lineage=(*self.lineage, self.key),
             via=via,
             fs_path=fs_path,
@@ -252,6 +255,7 @@ def build_sources(config: Config) -> list[Source]:
                 title=None if item.title is None else redact(item.title),
                 strip_frontmatter=item.strip_frontmatter,
                 rules=item.rules,
+                expanded_by=item.expander,
             )
         )
     return _with_imports(config, out)
