@@ -224,7 +224,7 @@ def _base_dir_from(config: Config) -> str:
 
 def _limits(config: Config) -> dict[str, Any]:
     opts = config.loader
-    confinement = Confinement.from_config(config)
+    confinement = Confinement.from_config(config.loader, config.base_path)
     roots = list(confinement.roots.folders) if confinement is not None and confinement.roots is not None else None
     return {
         "allowed_roots": roots,
@@ -249,7 +249,7 @@ class _Planner:
     """The checks a loader built from the config would make, made without reading."""
 
     def __init__(self, config: Config) -> None:
-        self.confinement = Confinement.from_config(config)
+        self.confinement = Confinement.from_config(config.loader, config.base_path)
         self.max_bytes = config.loader.max_bytes
         self.max_matches = config.loader.max_matches
         whole = self.confinement

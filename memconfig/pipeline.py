@@ -107,7 +107,7 @@ class Pipeline:
             loader = FsspecLoader.from_config(config, cleaning.is_blank, cleaning.token, own)
         chain += budget_processors(config, formatter, sources)  # last: they weigh what goes into the block
         tokens = [_token(loader), *(p.token for p in chain), formatter.token]
-        cache = PolicyCache.from_config(config, sources, tokens)
+        cache = PolicyCache.from_config(config.cache, sources, tokens)
         appender = appender_for(config.appender.format, config)
         return cls(loader, cache, formatter, appender, processors=chain, config=config)
 

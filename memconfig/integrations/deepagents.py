@@ -150,7 +150,7 @@ class MemoryMiddleware(AgentMiddleware[Any, Any, Any]):
         # In the prompt, deepagents lists a path as often as sources= does; memconfig puts each source in once.
         self._shown = [(self._state_keys[by_path[p].key], by_path[p]) for p in (distinct if self._policies else paths)]
         self._loader = _backend_loader(backend, self.config, paths)
-        self._cache = PolicyCache.from_config(self._base, self._sources, [self._loader.token])
+        self._cache = PolicyCache.from_config(self._base.cache, self._sources, [self._loader.token])
         self._layout = TemplateFormatter.from_config(
             self._base.formatter, self._sources, presets=self._base.presets, template_text=self._base.template_text
         )

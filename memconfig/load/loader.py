@@ -162,7 +162,7 @@ class FsspecLoader:
             is_blank=is_blank,
             blank_token=blank_token,
             fingerprints=config.cache.policy != "once",
-            confinement=Confinement.from_config(config),
+            confinement=Confinement.from_config(opts, config.base_path),
             max_matches=opts.max_matches,
             by_protocol=by_protocol,
         )
