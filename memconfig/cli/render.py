@@ -67,8 +67,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format",
         choices=_PrintableNames(),
-        help="what to print: the prompt (text), the render (json), or an SDK call's keyword arguments "
-        "(default: the config's appender.format if it can be printed, else text)",
+        metavar="FORMAT",  # not the choices: listing them would read the plugins' entry points at every start
+        help="what to print: the prompt (text), the render (json), an SDK call's keyword arguments (openai, "
+        "anthropic), or a plugin's printable shape (default: the config's appender.format if it can be printed, "
+        "else text)",
     )
     parser.add_argument(
         "--path",
