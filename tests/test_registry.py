@@ -7,6 +7,7 @@ appender, a processor and a loader as entry points; it is really installed
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import subprocess
@@ -194,7 +195,7 @@ class Table:
         return cls()
 
     def load(self, requests: Sequence[LoadRequest]) -> list[LoadResult]:
-        found = [(r.source, self.rows[r.source.url.removeprefix("table://")]) for r in requests]
+        found = [(r.source, self.rows[r.source.url.partition("://")[2]]) for r in requests]
         return [LoadResult(s, "loaded", text, sha256=hashlib.sha256(text.encode()).hexdigest()) for s, text in found]
 
 
@@ -316,3 +317,25 @@ def test_an_expander_nothing_registers_is_a_config_error(source: dict[str, str],
         Config.from_mapping({"version": 1, "sources": [source]})
 
     assert [(p.path, message in p.message) for p in caught.value.problems] == [("sources[0].expander", True)]
+
+
+class AsyncTable(Table):
+    """The same table, read with ``async def load``."""
+
+    async def load(self, requests: Sequence[LoadRequest]) -> list[LoadResult]:  # type: ignore[override]
+        return Table.load(self, requests)
+
+
+@pytest.mark.parametrize("driver", ["build", "abuild"])
+def test_a_registered_async_loader_reads_its_protocol_under_both_drivers(project: Path, driver: str) -> None:
+    """A loader of a protocol with `async def load` is awaited by `abuild` and run to the end by `build`."""
+    package.register("loaders", "atable", AsyncTable)
+    try:
+        config = {"version": 1, "base_dir": str(project), "sources": ["AGENTS.md", "atable://rules"]}
+        pipeline = Pipeline.from_config({**config, "formatter": {"preset": "plain"}})
+        render = pipeline.build() if driver == "build" else asyncio.run(pipeline.abuild())
+    finally:
+        loaders.unregister("atable")
+
+    assert render.text == "Run the tests.\n\nkeep it simple"
+    assert [(r.source, r.status) for r in render.sources] == [("AGENTS.md", "loaded"), ("atable://rules", "loaded")]
