@@ -5,8 +5,13 @@ Every import counts, those at the top of a module, those inside functions
 read from the source (nothing is imported). ``from ..config import Config``
 depends on ``memconfig/config/__init__.py``; ``from . import gitignore`` on
 that submodule; the implicit import of a submodule's parent package is not an
-edge (a package's ``__init__`` re-exports its submodules, which would make
-every package a circle of its own).
+edge there (a package's ``__init__`` re-exports its submodules, which would make
+every package a circle of its own, counting the type checker's imports).
+
+What an import runs is checked too: the top-level imports of each module,
+with the packages above every module it imports (``from ..sources.options``
+runs ``sources/__init__.py`` first), form no circle, so no import order of
+the package's modules can meet a module half made.
 """
 
 from __future__ import annotations
@@ -29,10 +34,14 @@ def _modules() -> dict[str, Path]:
     return found
 
 
-def _imported(name: str, path: Path, modules: dict[str, Path]) -> Iterator[str]:
-    """The package's modules that the module *name* (at *path*) imports, anywhere in its text."""
+def _imported(name: str, path: Path, modules: dict[str, Path], *, run: bool = False) -> Iterator[str]:
+    """The package's modules that the module *name* (at *path*) imports, anywhere in its text.
+
+    *run*: only the imports run when it is imported (at its top level, not under an ``if``).
+    """
     here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    for node in tree.body if run else ast.walk(tree):
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names if alias.name in modules)
         elif isinstance(node, ast.ImportFrom):
@@ -48,6 +57,17 @@ def _imported(name: str, path: Path, modules: dict[str, Path]) -> Iterator[str]:
 def _graph() -> dict[str, set[str]]:
     modules = _modules()
     return {name: set(_imported(name, path, modules)) - {name} for name, path in modules.items()}
+
+
+def _run_graph() -> dict[str, set[str]]:
+    """What importing each module runs: its top-level imports, and the packages above each module imported."""
+    modules = _modules()
+    graph = {}
+    for name, path in modules.items():
+        found = set(_imported(name, path, modules, run=True))
+        parents = {".".join(m.split(".")[:i]) for m in found for i in range(2, m.count(".") + 1)}
+        graph[name] = (found | {p for p in parents if not name.startswith(p + ".")}) - {name}
+    return graph
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -95,3 +115,12 @@ def test_no_module_imports_itself_through_others() -> None:
     cycle = _cycle(_graph())
 
     assert cycle is None, "import circle: " + " -> ".join(cycle or ())
+
+
+def test_importing_a_module_never_runs_into_itself() -> None:
+    """What an import runs (a package's ``__init__`` included) forms no circle either: no import order matters."""
+    graph = _run_graph()
+
+    assert "memconfig.sources" in graph["memconfig.config.checks"]  # sources.options runs sources/__init__ first
+    cycle = _cycle(graph)
+    assert cycle is None, "import circle when run: " + " -> ".join(cycle or ())

@@ -21,12 +21,13 @@ from ..exceptions import Problem
 from ..format.presets import MEMORY_SLOT
 from ..limits import MAX_CONFIG_BYTES
 from ..safe_yaml import safe_load, yaml_message
+from ..sources.options import merge_options
 from ..sources.redact import redact_url
 from ..sources.urls import protocol_problem, url_problem
 from ..templates import Template, TemplateError
 from .expansion import expand_tree
 
-__all__ = ["ON_DISK", "check_on_disk", "decode_text", "merge_options", "read_text", "resolve", "with_environment"]
+__all__ = ["ON_DISK", "check_on_disk", "decode_text", "read_text", "resolve", "with_environment"]
 
 #: What :func:`check_on_disk` reads of a config.
 ON_DISK = {"base_dir", "credentials_file", "sources", "formatter"}
@@ -188,15 +189,3 @@ def _read_credentials(path: Path, problems: list[Problem]) -> dict[str, dict[str
     table = expand_tree(data, "", found)
     problems += [Problem(f"credentials_file: {p.path}", p.message) for p in found]
     return {str(k): v for k, v in table.items()}
-
-
-def merge_options(*layers: Mapping[str, Any]) -> dict[str, Any]:
-    """Deep-merge mappings, a later one winning; nested mappings are copied, never shared."""
-    out: dict[str, Any] = {}
-    for layer in layers:
-        for key, value in layer.items():
-            if isinstance(value, Mapping):
-                below = out.get(key)
-                value = merge_options(below if isinstance(below, Mapping) else {}, value)
-            out[key] = value
-    return out

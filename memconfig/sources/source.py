@@ -237,7 +237,10 @@ def build_sources(config: Config) -> list[Source]:
             expanded, hidden = _expand_url(written)
             url = absolute(expanded, resolve)
             protocols = [part.protocol or "file" for part in chain(url)]
-            options = options_for(protocols, config, item.storage_options, item.credentials, item.timeout)
+            named = config.credentials_table.get(item.credentials, {}) if item.credentials is not None else {}
+            seconds = config.loader.timeout if item.timeout is None else item.timeout
+            allowed = config.loader.allowed_hosts
+            options = options_for(protocols, config.storage, named, item.storage_options, seconds, allowed)
             secrets = [*url_secrets(url), *hidden, *known]
             redact = Redactor(options, secrets) if options or secrets else _NO_SECRETS
         key = redact(written)
