@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 try:
     from langchain_core.messages import BaseMessage, ContentBlock, HumanMessage, SystemMessage
-except ImportError:  # pragma: no cover - exercised by the appender table's install hint
+except ImportError:  # pragma: no cover - exercised by the appender registry's install hint
     raise ImportError("the langchain appender needs langchain: pip install 'memconfig[langchain]'") from None
 
 from .shapes import HasText, one_of

@@ -1,6 +1,6 @@
 """``memconfig render``: the system prompt with the memory block added, on stdout, exactly.
 
-``--format`` picks a printable shape from the appender table: ``text`` prints
+``--format`` picks a printable shape from the appender registry: ``text`` prints
 the prompt as it is; the others print JSON (keys in a fixed order, UTF-8, a
 newline at the end): ``json`` the render itself, ``openai`` and ``anthropic``
 the keyword arguments of that SDK's call. ``-o FILE`` writes it to FILE
