@@ -104,7 +104,14 @@ class Pipeline:
         chain: list[Processor] = [*rules, *cleaning.steps, *escaping, *named_processors(config.processors), *processors]
         if loader is None:
             own = protocol_loaders(sources, config.loader)
-            loader = FsspecLoader.from_config(config, cleaning.is_blank, cleaning.token, own)
+            loader = FsspecLoader.from_config(
+                config.loader,
+                config.base_path,
+                fingerprints=config.cache.policy != "once",
+                is_blank=cleaning.is_blank,
+                blank_token=cleaning.token,
+                by_protocol=own,
+            )
         chain += budget_processors(config, formatter, sources)  # last: they weigh what goes into the block
         tokens = [_token(loader), *(p.token for p in chain), formatter.token]
         cache = PolicyCache.from_config(config.cache, sources, tokens)

@@ -48,7 +48,9 @@ from .reads import answers_with_info, is_http, is_s3, read_async, read_fd, s3_in
 from .watch import expect, finished
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from pathlib import Path
+
+    from ..config.schema import LoaderConfig
     from ..sources import Source
     from ..stages import Loader
 
@@ -147,12 +149,21 @@ class FsspecLoader:
     @classmethod
     def from_config(
         cls,
-        config: Config,
+        opts: LoaderConfig,
+        base: Path,
+        *,
+        fingerprints: bool,
         is_blank: Callable[[str], bool],
         blank_token: str,
         by_protocol: Mapping[str, Loader] = _NO_LOADERS,
     ) -> FsspecLoader:
-        opts = config.loader
+        """The loader the ``loader`` settings describe (``allowed_roots`` against *base*, ``base_dir``).
+
+        Args:
+            fingerprints: fingerprint remote sources on a cold read (a cache policy that revalidates).
+            is_blank, blank_token: the cleaning's blank test, and what it tests.
+            by_protocol: the registered loaders of the sources' own protocols.
+        """
         return cls(
             encoding=opts.encoding,
             on_decode_error=opts.on_decode_error,
@@ -161,8 +172,8 @@ class FsspecLoader:
             backoff=opts.backoff,
             is_blank=is_blank,
             blank_token=blank_token,
-            fingerprints=config.cache.policy != "once",
-            confinement=Confinement.from_config(opts, config.base_path),
+            fingerprints=fingerprints,
+            confinement=Confinement.from_config(opts, base),
             max_matches=opts.max_matches,
             by_protocol=by_protocol,
         )
