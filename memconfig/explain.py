@@ -30,11 +30,11 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from fsspec.implementations.local import LocalFileSystem
 
-from .config.interpolation import variable_names
 from .config.layers import STDIN, ConfigValue, value_layers
 from .config.schema import CWD
 from .expand import EXPANDERS
 from .failures import SkipReason
+from .interpolation import variable_names
 from .load.confinement import Confinement, Roots
 from .load.errors import classify
 from .load.files import file_place, irregular_kind
@@ -229,7 +229,7 @@ def _base_dir_from(config: Config) -> str:
 
 def _limits(config: Config) -> dict[str, Any]:
     opts = config.loader
-    confinement = Confinement.from_config(config)
+    confinement = Confinement.from_config(config.loader, config.base_path)
     roots = list(confinement.roots.folders) if confinement is not None and confinement.roots is not None else None
     return {
         "allowed_roots": roots,
@@ -275,7 +275,7 @@ class _Planner:
     """The checks a loader built from the config would make, made without reading."""
 
     def __init__(self, config: Config) -> None:
-        self.confinement = Confinement.from_config(config)
+        self.confinement = Confinement.from_config(config.loader, config.base_path)
         self.max_bytes = config.loader.max_bytes
         self.max_matches = config.loader.max_matches
         whole = self.confinement

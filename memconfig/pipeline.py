@@ -19,9 +19,11 @@ from .exceptions import BudgetExceeded, SourceError
 from .failures import Failure, SkipReason
 from .format import TemplateFormatter
 from .load import FsspecLoader
+from .load.protocols import protocol_loaders
 from .model import Lazy, Render, Section, SourceRecord, Status
 from .process import Cleaning, Drop, EscapeClosingTags, Note, ProcessorChain
 from .process.budget import budget_processors
+from .process.named import named_processors
 from .sources import build_sources
 from .stages import Appender, Formatter, Loader, LoadResult, Processor, Snapshot, StateCache
 
@@ -82,8 +84,10 @@ class Pipeline:
         """Build the stages from a config object or a plain mapping.
 
         Args:
-            processors: the caller's own processors, run after the built-in cleaning and escaping.
-            loader: a loader of the caller's own, instead of the fsspec one; its
+            processors: the caller's own processors, run after the built-in cleaning and escaping and
+                the processors the config names (``processors:``).
+            loader: a loader of the caller's own, instead of the fsspec one (and of the loaders
+                registered for URL protocols, :data:`memconfig.registry.LOADERS`); its
                 ``token`` (if it has one; else its class) is part of what states are made for.
 
         Raises:
@@ -92,16 +96,26 @@ class Pipeline:
         if not isinstance(config, Config):
             config = Config.from_mapping(config)
         sources = build_sources(config)
-        formatter = TemplateFormatter.from_config(config, sources)
+        formatter = TemplateFormatter.from_config(
+            config.formatter, sources, presets=config.presets, template_text=config.template_text
+        )
         cleaning = Cleaning.for_layout(formatter.layout, sources)
         escaping = [EscapeClosingTags(formatter.wrappers)] if formatter.wrappers else []
         rules = _rules(sources, config.base_path)  # first: it reads the frontmatter the cleaning strips
-        chain: list[Processor] = [*rules, *cleaning.steps, *escaping, *processors]
+        chain: list[Processor] = [*rules, *cleaning.steps, *escaping, *named_processors(config.processors), *processors]
         if loader is None:
-            loader = FsspecLoader.from_config(config, cleaning.is_blank, cleaning.token)
+            own = protocol_loaders(sources, config.loader)
+            loader = FsspecLoader.from_config(
+                config.loader,
+                config.base_path,
+                fingerprints=config.cache.policy != "once",
+                is_blank=cleaning.is_blank,
+                blank_token=cleaning.token,
+                by_protocol=own,
+            )
         chain += budget_processors(config, formatter, sources)  # last: they weigh what goes into the block
         tokens = [_token(loader), *(p.token for p in chain), formatter.token]
-        cache = PolicyCache.from_config(config, sources, tokens)
+        cache = PolicyCache.from_config(config.cache, sources, tokens)
         appender = appender_for(config.appender.format, config)
         return cls(loader, cache, formatter, appender, processors=chain, config=config)
 

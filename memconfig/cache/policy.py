@@ -46,9 +46,9 @@ from .repeats import mark_repeats
 from .store import LatestCopies
 
 if TYPE_CHECKING:
-    from ..config import Config
-    from ..expand.imports import ImportSettings
+    from ..config.schema import CacheConfig
     from ..sources import Source
+    from ..sources.specs import ImportSettings
     from .watcher import Watching
 
 __all__ = ["STALE_REASONS", "PolicyCache"]
@@ -110,8 +110,8 @@ class PolicyCache:
         self._stat_paths = [(k, p) for k, p in local if p is not None] if all(p for _, p in local) else None
 
     @classmethod
-    def from_config(cls, config: Config, sources: Sequence[Source], tokens: Sequence[str] = ()) -> PolicyCache:
-        opts = config.cache
+    def from_config(cls, opts: CacheConfig, sources: Sequence[Source], tokens: Sequence[str] = ()) -> PolicyCache:
+        """The cache the config's ``cache`` section describes, for *sources*, under the stages' *tokens*."""
         return cls(sources, policy=opts.policy, ttl=opts.ttl, state_key=opts.state_key, tokens=tokens)
 
     def __repr__(self) -> str:

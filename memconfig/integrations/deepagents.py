@@ -60,6 +60,7 @@ from ..process import StripHTMLComments
 from ..process.budget import budget_processors
 from ..process.cleaning import Cleaning
 from ..process.escaping import EscapeClosingTags
+from ..process.named import named_processors
 from ..sources import Source
 from ..sources.redact import Redactor, url_secrets
 from ..stages import Block, Processor, Snapshot
@@ -149,8 +150,10 @@ class MemoryMiddleware(AgentMiddleware[Any, Any, Any]):
         # In the prompt, deepagents lists a path as often as sources= does; memconfig puts each source in once.
         self._shown = [(self._state_keys[by_path[p].key], by_path[p]) for p in (distinct if self._policies else paths)]
         self._loader = _backend_loader(backend, self.config, paths)
-        self._cache = PolicyCache.from_config(self._base, self._sources, [self._loader.token])
-        self._layout = TemplateFormatter.from_config(self._base, self._sources)
+        self._cache = PolicyCache.from_config(self._base.cache, self._sources, [self._loader.token])
+        self._layout = TemplateFormatter.from_config(
+            self._base.formatter, self._sources, presets=self._base.presets, template_text=self._base.template_text
+        )
         self._appender = LangchainAppender()
         control = self.config.appender.cache_control if self.config is not None else None
         self._control = (control or CacheControlConfig()).as_block()
@@ -275,7 +278,8 @@ class MemoryMiddleware(AgentMiddleware[Any, Any, Any]):
             formatter = self._layout if own else _formatter(self._layout, template)
             cleaning = Cleaning.for_layout(self._layout.layout, self._sources)
             escaping = [EscapeClosingTags(tuple(formatter.wrappers))] if formatter.wrappers else []
-            processors = [*cleaning.steps, *escaping, *budget_processors(config, formatter, self._sources)]
+            named = named_processors(config.processors)
+            processors = [*cleaning.steps, *escaping, *named, *budget_processors(config, formatter, self._sources)]
         view = ContentsView(self._shown, STATE_KEY)
         return Pipeline(self._loader, view, formatter, self._appender, processors=processors, config=config)
 

@@ -1,9 +1,11 @@
 """Processors: the steps between the cache and the formatter, sections in, sections out."""
 
-from .chain import Drop, Note, Processed, ProcessorChain
-from .cleaning import Cleaning, StripBOM, StripHTMLComments, TextStep
+from .chain import ProcessorChain
+from .cleaning import Cleaning, StripBOM, StripHTMLComments
 from .escaping import EscapeClosingTags
 from .frontmatter import StripFrontmatter, StripFrontmatterOf
+from .records import Drop, Note, Processed
+from .text import TextStep
 
 __all__ = [
     "Cleaning",

@@ -2,58 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Any, NamedTuple
+from collections.abc import Sequence
 
 from ..failures import SkipReason
 from ..render import Section
 from ..stages import Processor
-from .cleaning import TextStep
+from .records import NO_REASONS, Drop, Note, Processed
+from .text import TextStep
 
-__all__ = ["Drop", "Note", "Processed", "ProcessorChain"]
-
-
-class Drop(NamedTuple):
-    """A section a processor took out of the prompt (or left with no text)."""
-
-    section: Section
-    reason: SkipReason
-    processor: str
-    detail: str = ""
-
-
-class Note(NamedTuple):
-    """Something a processor did to a section it kept (a cut, an escape): logged as *event*, with *fields*.
-
-    *event* is one of :data:`memconfig.events.EVENTS` (``source_truncated``,
-    ``content_escaped``); *section* is the section as it came in.
-    """
-
-    section: Section
-    event: str
-    fields: Mapping[str, Any]
-    processor: str = ""
-
-
-_NO_REASONS: Mapping[str, tuple[SkipReason, str]] = MappingProxyType({})
-
-
-@dataclass(frozen=True, slots=True)
-class Processed:
-    """What a processor may return instead of bare sections, to say what it did.
-
-    Attributes:
-        sections: the sections that go on, as a bare return would be.
-        notes: what it did to sections it kept.
-        reasons: for a section it left out, by key, why (``reason``, ``detail``);
-            one not listed is ``dropped``.
-    """
-
-    sections: Sequence[Section]
-    notes: Sequence[Note] = ()
-    reasons: Mapping[str, tuple[SkipReason, str]] = field(default_factory=lambda: _NO_REASONS)
+__all__ = ["ProcessorChain"]
 
 
 class ProcessorChain:
@@ -92,7 +49,7 @@ class ProcessorChain:
         notes: list[Note] = []
         for processor in self._steps:
             returned = processor(current, paths) if getattr(processor, "takes_paths", False) else processor(current)  # type: ignore[call-arg]
-            reasons = _NO_REASONS
+            reasons = NO_REASONS
             if isinstance(returned, Processed):
                 notes += [note._replace(processor=note.processor or processor.token) for note in returned.notes]
                 reasons = returned.reasons
