@@ -11,6 +11,7 @@ from .failures import Failure, SkipReason
 from .format import TemplateFormatter
 from .load import FsspecLoader
 from .pipeline import Pipeline
+from .registry import LOADERS, PROCESSORS, register
 from .render import Render, Section, SourceRecord
 from .sources import Source
 from .stages import Appender, Block, Formatter, Loader, LoadRequest, LoadResult, Processor, Snapshot, StateCache
@@ -23,6 +24,8 @@ except PackageNotFoundError:  # running from a source tree
 __all__ = [
     "APPENDERS",
     "EXPANDERS",
+    "LOADERS",
+    "PROCESSORS",
     "Appender",
     "Block",
     "BudgetExceeded",
@@ -52,4 +55,5 @@ __all__ = [
     "TextAppender",
     "__version__",
     "load_config",
+    "register",
 ]

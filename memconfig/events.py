@@ -6,8 +6,11 @@ structlog, events go through it; otherwise they go to the stdlib logger
 prints nothing unless the application asked for it. Nothing is ever written
 to stdout.
 
-Every event is declared once, in :data:`EVENTS` (its name, level rule and
-fields), which the emitters here and the log readers use alike; the schema
+Every event is declared once, as a typed record (a named tuple whose fields
+are the event's and whose docstring says what it means) listed in
+:data:`EVENTS` with its name and level rule; the emitters here build the
+records from the render's own (a load result, a section, a source record),
+and the log readers take the fields from the same table; the schema
 is versioned by :data:`SCHEMA_VERSION`, carried by ``prompt_built``. Every
 event of one render carries that render's ``render_id``. Every URL in an event
 is the redacted form (:attr:`Source.display_url`).
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import hashlib
 import itertools
 import json
 import logging
@@ -24,29 +28,51 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import structlog
 
 if TYPE_CHECKING:
     from .failures import Failure
+    from .model import Section, SourceRecord
     from .process import Note
-    from .render import Section
     from .sources import Source
     from .stages import LoadResult
 
 __all__ = [
     "EVENTS",
     "SCHEMA_VERSION",
+    "BuiltLine",
+    "BytesReplaced",
+    "CandidatePassed",
+    "ContentEscaped",
     "EventSpec",
+    "FolderSearched",
+    "FrontmatterInvalid",
+    "OutputFailed",
+    "OutputUnchanged",
+    "OutputWritten",
     "PromptBuilt",
+    "PromptFailed",
+    "PromptManifest",
+    "SearchLimited",
+    "SourceDropped",
+    "SourceExpanded",
+    "SourceLoaded",
+    "SourceRetried",
+    "SourceSkipped",
+    "SourceStale",
+    "SourceTruncated",
+    "SourceUnwatched",
     "bytes_replaced",
     "candidate_passed",
     "folder_searched",
+    "manifest_entry",
     "output_failed",
     "output_file",
     "processor_note",
     "prompt_failed",
+    "prompt_manifest",
     "render_scope",
     "rule_not_applicable",
     "search_limited",
@@ -168,199 +194,323 @@ def _emit(level: str, event: str, fields: dict[str, Any]) -> None:
 SCHEMA_VERSION = 1
 
 
+class SourceLoaded(NamedTuple):
+    """a source was read and its content is in the prompt"""
+
+    source: str
+    name: str
+    url: str
+    parent: str | None
+    via: str | None
+    bytes: int
+    chars: int
+    sha256: str | None
+    duration_ms: float
+    cache: str
+
+
+class SourceSkipped(NamedTuple):
+    """a source is not in the prompt, and why"""
+
+    source: str
+    name: str
+    url: str
+    parent: str | None
+    via: str | None
+    reason: str
+    detail: str
+    required: bool
+    duration_ms: float
+
+
+class SourceStale(NamedTuple):
+    """a refresh failed; the last good content stays in the prompt"""
+
+    source: str
+    name: str
+    url: str
+    reason: str
+    detail: str
+    sha256: str | None
+
+
+class SourceRetried(NamedTuple):
+    """a remote read failed in a way that may pass, and is tried again after a delay"""
+
+    source: str
+    name: str
+    url: str
+    attempt: int
+    reason: str
+    detail: str
+    delay: float
+
+
+class SourceExpanded(NamedTuple):
+    """an expander turned a source into these children (logged when they change)"""
+
+    source: str
+    url: str
+    via: str
+    count: int  # type: ignore[assignment]  # the field shadows tuple.count, by design
+    matches: list[str]
+
+
+class BytesReplaced(NamedTuple):
+    """a source is not valid text in loader.encoding; under on_decode_error: replace, its invalid bytes
+    were replaced by U+FFFD (detail: where the first one is)"""
+
+    source: str
+    name: str
+    url: str
+    encoding: str
+    detail: str
+
+
+class FolderSearched(NamedTuple):
+    """a discovery looked in this folder (root: the project root found, or null); taken: the files it took"""
+
+    source: str
+    via: str
+    folder: str
+    root: str | None
+    taken: list[str]
+
+
+class CandidatePassed(NamedTuple):
+    """a discovery passed over a candidate file: missing, not_regular_file (a directory, FIFO, symlink
+    loop …), blank, or too_many (a pattern matched more than loader.max_matches files in one folder)"""
+
+    source: str
+    via: str
+    folder: str
+    candidate: str
+    reason: str
+    detail: str
+
+
+class SearchLimited(NamedTuple):
+    """a discovery's downward search stopped at discover.down.max_dirs: folders (the count searched below
+    folder, its start) is the limit, and deeper or later folders, with any file in them, were not seen"""
+
+    source: str
+    via: str
+    folder: str
+    max_dirs: int
+    folders: int
+
+
+class SourceUnwatched(NamedTuple):
+    """under cache policy watch, a source that is not watched (remote, or the watcher could not start):
+    it is revalidated on every render instead"""
+
+    source: str
+    name: str
+    url: str
+    reason: str
+    detail: str
+
+
+class SourceDropped(NamedTuple):
+    """a processor took a loaded source out of the prompt"""
+
+    source: str
+    name: str
+    url: str
+    reason: str
+    processor: str
+    chars: int
+    detail: str
+
+
+class SourceTruncated(NamedTuple):
+    """a budget (the source's own, or the block's) cut a source on a line boundary (max_bytes: on a byte
+    boundary); the rest is shown"""
+
+    source: str
+    name: str
+    url: str
+    processor: str
+    budget: str | None
+    setting: str | None
+    unit: str | None
+    limit: int | None
+    chars_before: int | None
+    chars_after: int | None
+    tokens_before: int | None
+    tokens_after: int | None
+    bytes_before: int | None
+    bytes_after: int | None
+    marker: str | None
+
+
+class ContentEscaped(NamedTuple):
+    """a source held its wrapper's closing tag, neutralised so that it cannot end the block"""
+
+    source: str
+    name: str
+    url: str
+    processor: str
+    tags: list[str] | None
+    count: int | None  # type: ignore[assignment]  # as SourceExpanded.count
+
+
+class FrontmatterInvalid(NamedTuple):
+    """a rule file's frontmatter could not be read (file and line in detail); the file is applied,
+    as if it said alwaysApply: true"""
+
+    source: str
+    name: str
+    url: str
+    processor: str
+    line: int | None
+    detail: str | None
+
+
+class PromptManifest(NamedTuple):
+    """a render made a new block: what it holds (config: which config's renders it is of, the same across
+    processes — a hash of the config file's path, or of the declared sources' keys), source by source in
+    prompt order (sources: one entry per declared source and expansion child, in the prompt or not: source,
+    name, url, status, chars, sha256, and where set reason, detail, parent, via, cut, escaped, dropped,
+    expanded — a source whose children follow it, with no text of its own); logged once per block made,
+    before the prompt_built that names the same sha256"""
+
+    config: str
+    sha256: str
+    chars: int
+    sources: list[dict[str, Any]]
+
+
+class PromptBuilt(NamedTuple):
+    """one render finished: counts, the block's size and hash, what the cache did"""
+
+    schema: int
+    sources_loaded: int
+    sources_skipped: int
+    chars: int
+    sha256: str
+    duration_ms: float
+    memo: bool
+    cache_hits: int
+    revalidated: int
+    refreshed: int
+    stale: int
+    loaded: int
+    skipped: int
+    dropped: int
+    truncated: int
+    escaped: int
+
+
+class OutputWritten(NamedTuple):
+    """render -o wrote the output file (atomically: a reader sees the old file or the new one)"""
+
+    path: str
+    format: str
+    bytes: int
+    sha256: str
+
+
+class OutputUnchanged(NamedTuple):
+    """render -o found the output file already holding this content, and left it untouched"""
+
+    path: str
+    format: str
+    bytes: int
+    sha256: str
+
+
+class OutputFailed(NamedTuple):
+    """render -o could not write the output file (detail: why); the file is as it was. Without --watch
+    the run exits 74; under --watch the write is tried again until one passes"""
+
+    path: str
+    format: str
+    bytes: int
+    sha256: str
+    detail: str
+
+
+class PromptFailed(NamedTuple):
+    """a render failed: every source it needed and did not get (or, over a budget with policy fail,
+    the largest sources, reason over_budget)"""
+
+    schema: int
+    failures: list[dict[str, Any]]
+    sources_loaded: int
+    sources_skipped: int
+    duration_ms: float
+
+
 @dataclass(frozen=True, slots=True)
 class EventSpec:
-    """One event of the load log: its name, its fields (besides ``render_id``) and its level rule."""
+    """One event of the load log: its name, its record (whose fields it has, besides ``render_id``), its level rule.
+
+    The record's docstring says what the event means: every part that writes
+    or reads the event (the emitters, ``audit``, the docs' table) takes its
+    fields from the record, so a field is named in one place.
+    """
 
     name: str
-    fields: tuple[str, ...]
+    record: type[tuple[Any, ...]]
     level: str
-    """``info``, ``warning``, or ``by reason`` (``source_skipped``: see :func:`source_skipped`; ``debug`` for
-    ``not_applicable``, see :func:`rule_not_applicable`)."""
-    about: str
+    """``info``, ``warning``, ``error``, ``debug``, or ``by reason`` (``source_skipped``: see
+    :func:`source_skipped`; ``debug`` for ``not_applicable``, see :func:`rule_not_applicable`)."""
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The event's fields, in order: the record's."""
+        return self.record._fields  # type: ignore[attr-defined,no-any-return]
+
+    @property
+    def about(self) -> str:
+        """What the event means, in one line: the record's docstring."""
+        return " ".join((self.record.__doc__ or "").split())
 
 
-_SOURCE = ("source", "name", "url")
 EVENTS: Mapping[str, EventSpec] = MappingProxyType(
     {
         spec.name: spec
         for spec in (
-            EventSpec(
-                "source_loaded",
-                (*_SOURCE, "parent", "via", "bytes", "chars", "sha256", "duration_ms", "cache"),
-                "info",
-                "a source was read and its content is in the prompt",
-            ),
-            EventSpec(
-                "source_skipped",
-                (*_SOURCE, "parent", "via", "reason", "detail", "required", "duration_ms"),
-                "by reason",
-                "a source is not in the prompt, and why",
-            ),
-            EventSpec(
-                "source_stale",
-                (*_SOURCE, "reason", "detail", "sha256"),
-                "warning",
-                "a refresh failed; the last good content stays in the prompt",
-            ),
-            EventSpec(
-                "source_retried",
-                (*_SOURCE, "attempt", "reason", "detail", "delay"),
-                "warning",
-                "a remote read failed in a way that may pass, and is tried again after a delay",
-            ),
-            EventSpec(
-                "source_expanded",
-                ("source", "url", "via", "count", "matches"),
-                "info",
-                "an expander turned a source into these children (logged when they change)",
-            ),
-            EventSpec(
-                "bytes_replaced",
-                (*_SOURCE, "encoding", "detail"),
-                "warning",
-                "a source is not valid text in loader.encoding; under on_decode_error: replace, its invalid bytes "
-                "were replaced by U+FFFD (detail: where the first one is)",
-            ),
-            EventSpec(
-                "folder_searched",
-                ("source", "via", "folder", "root", "taken"),
-                "debug",
-                "a discovery looked in this folder (root: the project root found, or null); taken: the files it took",
-            ),
-            EventSpec(
-                "candidate_passed",
-                ("source", "via", "folder", "candidate", "reason", "detail"),
-                "debug",
-                "a discovery passed over a candidate file: missing, not_regular_file (a directory, FIFO, symlink "
-                "loop …), blank, or too_many (a pattern matched more than loader.max_matches files in one folder)",
-            ),
-            EventSpec(
-                "search_limited",
-                ("source", "via", "folder", "max_dirs", "folders"),
-                "info",
-                "a discovery's downward search stopped at discover.down.max_dirs: folders (the count searched below "
-                "folder, its start) is the limit, and deeper or later folders, with any file in them, were not seen",
-            ),
-            EventSpec(
-                "source_unwatched",
-                (*_SOURCE, "reason", "detail"),
-                "warning",
-                "under cache policy watch, a source that is not watched (remote, or the watcher could not start): "
-                "it is revalidated on every render instead",
-            ),
-            EventSpec(
-                "source_dropped",
-                (*_SOURCE, "reason", "processor", "chars", "detail"),
-                "warning",
-                "a processor took a loaded source out of the prompt",
-            ),
-            EventSpec(
-                "source_truncated",
-                (
-                    *_SOURCE,
-                    "processor",
-                    "budget",
-                    "setting",
-                    "unit",
-                    "limit",
-                    "chars_before",
-                    "chars_after",
-                    "tokens_before",
-                    "tokens_after",
-                    "bytes_before",
-                    "bytes_after",
-                    "marker",
-                ),
-                "warning",
-                "a budget (the source's own, or the block's) cut a source on a line boundary (max_bytes: on a byte "
-                "boundary); the rest is shown",
-            ),
-            EventSpec(
-                "content_escaped",
-                (*_SOURCE, "processor", "tags", "count"),
-                "warning",
-                "a source held its wrapper's closing tag, neutralised so that it cannot end the block",
-            ),
-            EventSpec(
-                "frontmatter_invalid",
-                (*_SOURCE, "processor", "line", "detail"),
-                "warning",
-                "a rule file's frontmatter could not be read (file and line in detail); the file is applied, "
-                "as if it said alwaysApply: true",
-            ),
-            EventSpec(
-                "prompt_built",
-                (
-                    "schema",
-                    "sources_loaded",
-                    "sources_skipped",
-                    "chars",
-                    "sha256",
-                    "duration_ms",
-                    "memo",
-                    "cache_hits",
-                    "revalidated",
-                    "refreshed",
-                    "stale",
-                    "loaded",
-                    "skipped",
-                    "dropped",
-                    "truncated",
-                    "escaped",
-                ),
-                "info",
-                "one render finished: counts, the block's size and hash, what the cache did",
-            ),
-            EventSpec(
-                "output_written",
-                ("path", "format", "bytes", "sha256"),
-                "info",
-                "render -o wrote the output file (atomically: a reader sees the old file or the new one)",
-            ),
-            EventSpec(
-                "output_unchanged",
-                ("path", "format", "bytes", "sha256"),
-                "info",
-                "render -o found the output file already holding this content, and left it untouched",
-            ),
-            EventSpec(
-                "output_failed",
-                ("path", "format", "bytes", "sha256", "detail"),
-                "error",
-                "render -o could not write the output file (detail: why); the file is as it was. Without --watch "
-                "the run exits 74; under --watch the write is tried again until one passes",
-            ),
-            EventSpec(
-                "prompt_failed",
-                ("schema", "failures", "sources_loaded", "sources_skipped", "duration_ms"),
-                "error",
-                "a render failed: every source it needed and did not get (or, over a budget with policy fail, "
-                "the largest sources, reason over_budget)",
-            ),
+            EventSpec("source_loaded", SourceLoaded, "info"),
+            EventSpec("source_skipped", SourceSkipped, "by reason"),
+            EventSpec("source_stale", SourceStale, "warning"),
+            EventSpec("source_retried", SourceRetried, "warning"),
+            EventSpec("source_expanded", SourceExpanded, "info"),
+            EventSpec("bytes_replaced", BytesReplaced, "warning"),
+            EventSpec("folder_searched", FolderSearched, "debug"),
+            EventSpec("candidate_passed", CandidatePassed, "debug"),
+            EventSpec("search_limited", SearchLimited, "info"),
+            EventSpec("source_unwatched", SourceUnwatched, "warning"),
+            EventSpec("source_dropped", SourceDropped, "warning"),
+            EventSpec("source_truncated", SourceTruncated, "warning"),
+            EventSpec("content_escaped", ContentEscaped, "warning"),
+            EventSpec("frontmatter_invalid", FrontmatterInvalid, "warning"),
+            EventSpec("prompt_manifest", PromptManifest, "info"),
+            EventSpec("prompt_built", PromptBuilt, "info"),
+            EventSpec("output_written", OutputWritten, "info"),
+            EventSpec("output_unchanged", OutputUnchanged, "info"),
+            EventSpec("output_failed", OutputFailed, "error"),
+            EventSpec("prompt_failed", PromptFailed, "error"),
         )
     }
 )
+_SPECS: Mapping[type, EventSpec] = MappingProxyType({spec.record: spec for spec in EVENTS.values()})
+
+
+def _log(record: tuple[Any, ...], level: str | None = None) -> None:
+    """Log *record* as its event (at its declared level, or *level* for one whose level goes by reason)."""
+    spec = _SPECS[type(record)]
+    _emit(level or spec.level, spec.name, record._asdict())  # type: ignore[attr-defined]
 
 
 def source_loaded(result: LoadResult, chars: int, cache: str) -> None:
     """A source was read and its content is in the prompt (*cache*: ``miss``, ``refreshed`` or ``hit``)."""
-    source = result.source
-    _emit(
-        "info",
-        "source_loaded",
-        {
-            "source": source.key,
-            "name": source.name,
-            "url": source.display_url,
-            "parent": source.parent,
-            "via": source.via,
-            "bytes": result.bytes,
-            "chars": chars,
-            "sha256": result.sha256,
-            "duration_ms": result.duration_ms,
-            "cache": cache,
-        },
+    s = result.source
+    _log(
+        SourceLoaded(
+            s.key, s.name, s.display_url, s.parent, s.via, result.bytes, chars, result.sha256, result.duration_ms, cache
+        )
     )
 
 
@@ -376,21 +526,18 @@ def source_skipped(source: Source, reason: str, detail: str, duration_ms: float 
     quiet = not source.required and (
         (reason == "not_found" and (ref is None or ref.optional)) or (reason == "duplicate" and ref is not None)
     )
-    _emit(
-        "info" if quiet else "warning",
-        "source_skipped",
-        {
-            "source": source.key,
-            "name": source.name,
-            "url": source.display_url,
-            "parent": source.parent,
-            "via": source.via,
-            "reason": str(reason),
-            "detail": detail,
-            "required": source.required,
-            "duration_ms": duration_ms,
-        },
+    record = SourceSkipped(
+        source.key,
+        source.name,
+        source.display_url,
+        source.parent,
+        source.via,
+        str(reason),
+        detail,
+        source.required,
+        duration_ms,
     )
+    _log(record, "info" if quiet else "warning")
 
 
 def rule_not_applicable(section: Section, detail: str) -> None:
@@ -398,133 +545,73 @@ def rule_not_applicable(section: Section, detail: str) -> None:
 
     By design, not a problem: ``required`` is false, since no such skip ever fails a render.
     """
-    _emit(
-        "debug",
-        "source_skipped",
-        {
-            "source": section.source,
-            "name": section.name,
-            "url": section.url,
-            "parent": section.parent,
-            "via": section.via,
-            "reason": "not_applicable",
-            "detail": detail,
-            "required": False,
-            "duration_ms": 0.0,
-        },
-    )
+    s = section
+    _log(SourceSkipped(s.source, s.name, s.url, s.parent, s.via, "not_applicable", detail, False, 0.0), "debug")
 
 
 def bytes_replaced(source: Source, encoding: str, detail: str) -> None:
     """*source* was read with its invalid bytes replaced (``on_decode_error: replace``)."""
-    fields = {"source": source.key, "name": source.name, "url": source.display_url}
-    _emit("warning", "bytes_replaced", {**fields, "encoding": encoding, "detail": detail})
+    _log(BytesReplaced(source.key, source.name, source.display_url, encoding, detail))
 
 
 def folder_searched(source: Source, folder: str, root: str | None, taken: Sequence[str]) -> None:
     """A discovery of *source* looked in *folder* and took *taken* (paths) from it."""
-    fields = {"source": source.key, "via": "discover", "folder": folder, "root": root, "taken": list(taken)}
-    _emit("debug", "folder_searched", fields)
+    _log(FolderSearched(source.key, "discover", folder, root, list(taken)))
 
 
 def candidate_passed(source: Source, folder: str, candidate: str, reason: str, detail: str) -> None:
     """A discovery of *source* passed over *candidate* in *folder*, for *reason*."""
-    fields = {"source": source.key, "via": "discover", "folder": folder, "candidate": candidate}
-    _emit("debug", "candidate_passed", {**fields, "reason": reason, "detail": detail})
+    _log(CandidatePassed(source.key, "discover", folder, candidate, reason, detail))
 
 
 def search_limited(source: Source, folder: str, max_dirs: int, folders: int) -> None:
     """A discovery of *source* searched *folders* folders below *folder* and stopped there, at *max_dirs*."""
-    fields = {"source": source.key, "via": "discover", "folder": folder, "max_dirs": max_dirs, "folders": folders}
-    _emit("info", "search_limited", fields)
+    _log(SearchLimited(source.key, "discover", folder, max_dirs, folders))
 
 
 def source_stale(source: Source, reason: str, detail: str, sha256: str | None) -> None:
     """A source failed to refresh; its last good content stays in the prompt."""
-    _emit(
-        "warning",
-        "source_stale",
-        {
-            "source": source.key,
-            "name": source.name,
-            "url": source.display_url,
-            "reason": str(reason),
-            "detail": detail,
-            "sha256": sha256,
-        },
-    )
+    _log(SourceStale(source.key, source.name, source.display_url, str(reason), detail, sha256))
 
 
 def source_retried(source: Source, attempt: int, reason: str, detail: str, delay: float) -> None:
     """Attempt *attempt* of a remote read failed transiently; the next starts in *delay* seconds."""
-    _emit(
-        "warning",
-        "source_retried",
-        {
-            "source": source.key,
-            "name": source.name,
-            "url": source.display_url,
-            "attempt": attempt,
-            "reason": str(reason),
-            "detail": detail,
-            "delay": round(delay, 3),
-        },
-    )
+    _log(SourceRetried(source.key, source.name, source.display_url, attempt, str(reason), detail, round(delay, 3)))
 
 
 def source_expanded(source: Source, via: str, matches: Iterable[str]) -> None:
     """Expander *via* turned *source* into these children, in this order."""
     found = list(matches)
-    _emit(
-        "info",
-        "source_expanded",
-        {"source": source.key, "url": source.display_url, "via": via, "count": len(found), "matches": found},
-    )
+    _log(SourceExpanded(source.key, source.display_url, via, len(found), found))
 
 
-def source_dropped(source: str, name: str, url: str, reason: str, processor: str, chars: int, detail: str = "") -> None:
-    """Processor *processor* took a loaded source (of *chars* characters) out of the prompt."""
-    _emit(
-        "warning",
-        "source_dropped",
-        {
-            "source": source,
-            "name": name,
-            "url": url,
-            "reason": str(reason),
-            "processor": processor,
-            "chars": chars,
-            "detail": detail,
-        },
-    )
+def source_dropped(section: Section, reason: str, processor: str, detail: str = "") -> None:
+    """Processor *processor* took the loaded source of *section* out of the prompt."""
+    s = section
+    _log(SourceDropped(s.source, s.name, s.url, str(reason), processor, len(s.text), detail))
 
 
 def source_unwatched(source: Source, reason: str, detail: str) -> None:
     """Under cache policy ``watch``, *source* is not watched (and so is revalidated on every render)."""
-    _emit(
-        "warning",
-        "source_unwatched",
-        {"source": source.key, "name": source.name, "url": source.display_url, "reason": reason, "detail": detail},
-    )
+    _log(SourceUnwatched(source.key, source.name, source.display_url, reason, detail))
 
 
 def output_file(written: bool, path: str, format: str, size: int, sha256: str, render_id: str) -> None:
     """``render -o`` wrote *path* (or, *written* false, found it holding this content already)."""
-    fields = {"path": path, "format": format, "bytes": size, "sha256": sha256}
-    _emit_for(render_id, "info", "output_written" if written else "output_unchanged", fields)
+    record = (OutputWritten if written else OutputUnchanged)(path, format, size, sha256)
+    _log_for(render_id, record)
 
 
 def output_failed(path: str, format: str, size: int, sha256: str, detail: str, render_id: str) -> None:
     """``render -o`` could not write *path* (*detail*: the reason); the file is as it was."""
-    fields = {"path": path, "format": format, "bytes": size, "sha256": sha256, "detail": detail}
-    _emit_for(render_id, "error", "output_failed", fields)
+    _log_for(render_id, OutputFailed(path, format, size, sha256, detail))
 
 
-def _emit_for(render_id: str, level: str, event: str, fields: dict[str, Any]) -> None:
+def _log_for(render_id: str, record: tuple[Any, ...]) -> None:
     """An event of the render *render_id*, logged after its scope closed (``render -o`` writes once it is built)."""
     token = _RENDER_ID.set(render_id)
     try:
-        _emit(level, event, fields)
+        _log(record)
     finally:
         _RENDER_ID.reset(token)
 
@@ -534,13 +621,19 @@ NOTE_COUNTS: Mapping[str, str] = MappingProxyType({"source_truncated": "truncate
 
 
 def processor_note(note: Note) -> None:
-    """What a processor did to a section it kept: the note's event, with the note's fields."""
+    """What a processor did to a section it kept: the note's event, with the note's fields (those its record has).
+
+    A field the note does not give is logged as null; one the event does not declare is not logged.
+    """
+    spec = EVENTS[note.event]
     section = note.section
-    fields = {"source": section.source, "name": section.name, "url": section.url, "processor": note.processor}
-    _emit(EVENTS[note.event].level, note.event, {**fields, **note.fields})
+    fields = dict.fromkeys(spec.fields)
+    fields.update((key, value) for key, value in note.fields.items() if key in fields)
+    fields.update(source=section.source, name=section.name, url=section.url, processor=note.processor)
+    _log(spec.record(**fields))
 
 
-class PromptBuilt:
+class BuiltLine:
     """``prompt_built`` for renders that differ only in their duration: the fields bound once.
 
     An unchanged turn logs the same counts, size and hash as the turn before;
@@ -551,7 +644,8 @@ class PromptBuilt:
     __slots__ = ("_bound", "_fields")
 
     def __init__(self, fields: dict[str, Any]) -> None:
-        self._fields = {"schema": SCHEMA_VERSION, **fields}
+        self._fields = PromptBuilt(schema=SCHEMA_VERSION, duration_ms=0.0, **fields)._asdict()
+        del self._fields["duration_ms"]  # the one field that differs from turn to turn
         self._bound: tuple[Any, Any] | None = None  # (the logger it was bound to, the bound logger)
 
     def __call__(self, duration_ms: float) -> None:
@@ -565,7 +659,64 @@ class PromptBuilt:
         _emit("info", "prompt_built", {**self._fields, "duration_ms": duration_ms})
 
 
+def prompt_manifest(file: str | None, sha256: str, chars: int, records: Sequence[SourceRecord]) -> None:
+    """A render of the config read from *file* made a new block: its manifest (see :func:`manifest_entry`).
+
+    The manifest names its config by a hash (of *file*, or without one of the
+    declared sources' keys): what a later block of the same config no longer
+    lists is no longer one of its sources, whichever process renders it.
+    """
+    expanded = {r.parent for r in records if r.parent is not None and r.via != "import"}
+    listed = [manifest_entry(record, record.source in expanded) for record in records]
+    named = file if file is not None else "\n".join(r.source for r in records if r.parent is None)
+    config = hashlib.sha256(named.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    _log(PromptManifest(config, sha256, chars, listed))
+
+
+#: What a source's notes say was done to it, as a manifest entry's flags.
+_NOTE_FLAGS: Mapping[str, str] = MappingProxyType(
+    {"source_truncated": "cut", "content_escaped": "escaped", "source_dropped": "dropped"}
+)
+
+
+def manifest_entry(record: SourceRecord, expanded: bool = False) -> dict[str, Any]:
+    """One source of a block's manifest: its record, with the fields that hold nothing left out.
+
+    ``source``, ``name``, ``url``, ``status``, ``chars`` and ``sha256`` always;
+    ``reason`` and ``detail`` for a source out of the prompt (or stale),
+    ``parent`` and ``via`` for an expansion child, ``cut`` / ``escaped`` (true)
+    for one a budget cut or whose closing tags were escaped, ``dropped`` (true) for
+    one a processor took out (its ``reason`` says why), ``expanded`` (true)
+    for one whose children follow it (a glob: its ``chars`` are theirs).
+    """
+    entry: dict[str, Any] = {
+        "source": record.source,
+        "name": record.name,
+        "url": record.url,
+        "status": str(record.status),
+        "chars": record.chars,
+        "sha256": record.sha256,
+    }
+    if record.reason is not None:
+        entry["reason"] = str(record.reason)
+        if record.detail:
+            entry["detail"] = record.detail
+    if record.parent is not None:
+        entry["parent"] = record.parent
+        entry["via"] = record.via
+    if expanded:
+        entry["expanded"] = True
+    for note in record.notes:
+        flag = _NOTE_FLAGS.get(note)
+        if flag is not None:
+            entry[flag] = True
+    return entry
+
+
 def prompt_failed(failures: Sequence[Failure], fields: dict[str, Any]) -> None:
-    """A render failed: every source it needed and did not get."""
-    listed = [{"source": f.source, "reason": str(f.reason), "detail": f.detail} for f in failures]
-    _emit("error", "prompt_failed", {"schema": SCHEMA_VERSION, "failures": listed, **fields})
+    """A render failed: every source it needed and did not get (each by its key and its name)."""
+    listed = [
+        {"source": f.source, "name": f.name or f.source, "url": f.url, "reason": str(f.reason), "detail": f.detail}
+        for f in failures
+    ]
+    _log(PromptFailed(SCHEMA_VERSION, listed, **fields))

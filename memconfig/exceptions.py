@@ -81,7 +81,7 @@ class SourceError(MemconfigError):
     def format_message(self) -> str:
         if len(self.failures) == 1:
             first = self.failures[0]
-            text = f"source {first.source!r} was not loaded and the render needs it: {first.reason}"
+            text = f"source {first.label} was not loaded and the render needs it: {first.reason}"
             return f"{text} ({first.detail})" if first.detail else text
         lines = [f"{len(self.failures)} sources were not loaded and the render needs them:"]
         return "\n".join(lines + [f"  {f}" for f in self.failures])

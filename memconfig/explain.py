@@ -22,7 +22,6 @@ the text of the files, which a dry run does not read: only their settings are sh
 from __future__ import annotations
 
 import os
-import stat
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -31,15 +30,17 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from fsspec.implementations.local import LocalFileSystem
 
-from .config.interpolation import variable_names
 from .config.layers import STDIN, ConfigValue, value_layers
 from .config.schema import CWD
 from .expand import EXPANDERS
 from .failures import SkipReason
-from .load.confinement import Confinement
+from .interpolation import variable_names
+from .load.confinement import Confinement, Roots
 from .load.errors import classify
+from .load.files import file_place, irregular_kind
 from .sources import Source, build_sources
 from .sources.hosts import HTTP
+from .sources.places import same_place
 from .sources.redact import mask
 from .sources.urls import IN_PROCESS, LOCAL, chain, local_path_in, static_prefix
 
@@ -116,6 +117,8 @@ class PlannedSource:
         matches: a glob's matches (a discovery's files taken), each planned as a source of its own.
         walk: a discovery's folders, root first, with their candidates.
         imports: how ``@path`` imports would be followed, in words (``""``: they are not).
+        place: where a source a render would read has its content, as the render tells two
+            sources of one file apart (a local file's device and inode); not shown.
     """
 
     key: str
@@ -131,6 +134,7 @@ class PlannedSource:
     matches: tuple[PlannedSource, ...] = ()
     walk: tuple[PlannedFolder, ...] = ()
     imports: str = ""
+    place: str | None = field(default=None, repr=False)
 
     @property
     def summary(self) -> str:
@@ -178,6 +182,7 @@ class Explanation:
 
 def _source_dict(source: PlannedSource) -> dict[str, Any]:
     data = asdict(source)
+    del data["place"]
     data["summary"] = source.summary
     data["matches"] = [_source_dict(m) for m in source.matches]
     return data
@@ -224,7 +229,7 @@ def _base_dir_from(config: Config) -> str:
 
 def _limits(config: Config) -> dict[str, Any]:
     opts = config.loader
-    confinement = Confinement.from_config(config)
+    confinement = Confinement.from_config(config.loader, config.base_path)
     roots = list(confinement.roots.folders) if confinement is not None and confinement.roots is not None else None
     return {
         "allowed_roots": roots,
@@ -239,17 +244,38 @@ def _limits(config: Config) -> dict[str, Any]:
 def plan_sources(config: Config) -> list[PlannedSource]:
     """Every declared source of *config*, planned (globs listed, nothing read), in order."""
     planner = _Planner(config)
-    return [
+    planned = [
         planner.plan(source, variable_names(item.written))
         for source, item in zip(build_sources(config), config.sources, strict=True)
     ]
+    return _without_repeats(planned, {})
+
+
+def _without_repeats(planned: Sequence[PlannedSource], first: dict[str, str]) -> list[PlannedSource]:
+    """*planned* with each source that reads an earlier one's file a ``duplicate``, as a render marks it.
+
+    In prompt order, a glob's matches in its place; *first* maps each place
+    taken to the key of the source that took it (as
+    :func:`~memconfig.cache.repeats.mark_repeats` does for a pass's results).
+    """
+    out = []
+    for item in planned:
+        if item.matches:
+            item = replace(item, matches=tuple(_without_repeats(item.matches, first)))
+        elif item.verdict == "read" and item.place is not None:
+            owner = first.setdefault(item.place, item.key)
+            if owner != item.key:
+                detail = f"the same file as {owner!r}"
+                item = replace(item, verdict="skipped", reason=SkipReason.DUPLICATE, detail=detail)
+        out.append(item)
+    return out
 
 
 class _Planner:
     """The checks a loader built from the config would make, made without reading."""
 
     def __init__(self, config: Config) -> None:
-        self.confinement = Confinement.from_config(config)
+        self.confinement = Confinement.from_config(config.loader, config.base_path)
         self.max_bytes = config.loader.max_bytes
         self.max_matches = config.loader.max_matches
         whole = self.confinement
@@ -276,7 +302,8 @@ class _Planner:
                 return self._local(source, path, variables, checks)
             return self._in_memory(source, fs, path, variables, checks)
         checks.append(Check("max_bytes", self.max_bytes, "checked when read", None))
-        return self._planned(source, variables, checks, "read", None, _NOT_CONTACTED)
+        planned = self._planned(source, variables, checks, "read", None, _NOT_CONTACTED)
+        return replace(planned, place=same_place(source.url))
 
     # -- checks -------------------------------------------------------------
 
@@ -296,7 +323,7 @@ class _Planner:
             path = self._local_path(source)
             if path is not None:
                 real = os.path.realpath(path)
-                holder = next((f for f in self.roots.folders if _within(real, f, source.glob)), None)
+                holder = next((f for f in self.roots.folders if _may_reach(Roots((f,)), real, source.glob)), None)
                 shown = path if real == path.rstrip(os.sep) or not path else f"{path} (resolves to {real})"
                 outcome = f"{shown} is inside {holder}" if holder else f"{shown} is outside every root"
                 checks.append(
@@ -329,7 +356,8 @@ class _Planner:
         except OSError as exc:
             reason, detail, _ = classify(exc)
             return self._planned(source, variables, checks, "skipped", reason, detail)
-        return self._sized(source, variables, checks, info.st_size, _not_regular(info.st_mode))
+        planned = self._sized(source, variables, checks, info.st_size, irregular_kind(info.st_mode))
+        return replace(planned, place=file_place(info))
 
     def _in_memory(
         self, source: Source, fs: Any, path: str, variables: tuple[str, ...], checks: list[Check]
@@ -340,7 +368,8 @@ class _Planner:
             reason, detail, _ = classify(exc)
             return self._planned(source, variables, checks, "skipped", reason, source.redact(detail))
         kind = "a directory" if info.get("type") == "directory" else None
-        return self._sized(source, variables, checks, int(info.get("size") or 0), kind)
+        planned = self._sized(source, variables, checks, int(info.get("size") or 0), kind)
+        return replace(planned, place=same_place(source.url))
 
     def _sized(
         self, source: Source, variables: tuple[str, ...], checks: list[Check], size: int, irregular: str | None
@@ -363,7 +392,7 @@ class _Planner:
             if path is None:
                 continue
             try:
-                irregular = _not_regular(os.stat(path).st_mode)
+                irregular = irregular_kind(os.stat(path).st_mode)
             except OSError as exc:
                 reason, detail, _ = classify(exc)
                 return self._planned(source, variables, checks, "skipped", reason, source.redact(f"{path}: {detail}"))
@@ -371,9 +400,10 @@ class _Planner:
                 detail = source.redact(f"{path} is {irregular}, not a regular file")
                 return self._planned(source, variables, checks, "skipped", SkipReason.NOT_REGULAR_FILE, detail)
         checks.append(Check("max_bytes", self.max_bytes, "checked when read", None))
-        return self._planned(
+        planned = self._planned(
             source, variables, checks, "read", None, "the member is found when what it chains is opened"
         )
+        return replace(planned, place=same_place(source.url))
 
     def _glob(self, source: Source, variables: tuple[str, ...], checks: list[Check]) -> PlannedSource:
         if source.chained:
@@ -484,7 +514,7 @@ def _why_not(path: str) -> tuple[str, str]:
         mode = os.stat(path).st_mode
     except OSError:
         return "missing", "no such file"
-    kind = _not_regular(mode)
+    kind = irregular_kind(mode)
     return "not_regular_file", f"is {kind}, not a regular file" if kind else "not taken"
 
 
@@ -520,26 +550,9 @@ def _kind(source: Source) -> str:
     return "memory" if protocol in IN_PROCESS else "remote"
 
 
-def _within(real: str, folder: str, glob: bool) -> bool:
-    """Whether *real* lies in *folder*; for a glob's folder, also whether *folder* is below it (may hold matches)."""
-    inside = real == folder or real.startswith(folder.rstrip(os.sep) + os.sep)
-    return inside or (glob and folder.startswith(real.rstrip(os.sep) + os.sep))
-
-
-_IRREGULAR = {
-    stat.S_IFIFO: "a FIFO",
-    stat.S_IFSOCK: "a socket",
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-    stat.S_IFDIR: "a directory",
-}
-
-
-def _not_regular(mode: int) -> str | None:
-    """What a file of *mode* is when it is not a regular file (``a FIFO``), or ``None``."""
-    if stat.S_ISREG(mode):
-        return None
-    return _IRREGULAR.get(stat.S_IFMT(mode), "not a regular file")
+def _may_reach(roots: Roots, real: str, glob: bool) -> bool:
+    """The loader's check: a file must lie in a root; a glob's folder may also hold one (its matches may)."""
+    return roots.may_hold(real) if glob else roots.holds(real)
 
 
 def _within_timeout(call: Callable[[], _T], timeout: float) -> _T:

@@ -16,9 +16,9 @@ from .config import Config, load_config
 from .drive import Flow, arun, run
 from .exceptions import BudgetExceeded, SourceError
 from .failures import Failure, SkipReason
+from .model import Lazy, Render, Section, SourceRecord, Status
 from .process import Drop, Note, ProcessorChain
 from .process.chain import Placed, Rule
-from .render import Lazy, Render, Section, SourceRecord
 from .stages import (
     Appender,
     Closing,
@@ -80,6 +80,7 @@ class Pipeline:
         self._appenders: dict[str, Appender] = {}
         self._views: OrderedDict[str, _View] = OrderedDict()
         self._outcome: _Outcome | None = None
+        self._file = os.path.abspath(config.file) if config is not None and config.file is not None else None
 
     @classmethod
     def from_config(
@@ -93,9 +94,11 @@ class Pipeline:
 
         Args:
             processors: the caller's own processors, run after the built-in cleaning and
-                escaping, before the budgets; one :class:`~memconfig.process.Placed` runs
-                just before or after the built-in rule it names (``Placed(p, before="escaping")``).
-            loader: a loader of the caller's own, instead of the fsspec one; its
+                escaping and the processors the config names (``processors:``), before the
+                budgets; one :class:`~memconfig.process.Placed` runs just before or after the
+                built-in rule it names (``Placed(p, before="escaping")``).
+            loader: a loader of the caller's own, instead of the fsspec one (and of the loaders
+                registered for URL protocols, :data:`memconfig.registry.LOADERS`); its
                 ``token`` (if it has one; else its class) is part of what states are made for.
 
         Raises:
@@ -222,9 +225,11 @@ class Pipeline:
             counts = outcome.counts
             _log_failure(snapshot.failures, counts["sources_loaded"], counts["sources_skipped"], started)
             raise SourceError(snapshot.failures)
+        text, sha256, records, _, _ = outcome.view
+        if not outcome.memo:  # a block made now: what it holds, once, before the prompt_built naming it
+            events.prompt_manifest(self._file, sha256, len(text), records())
         outcome.log(_since(started))
         self._outcome = outcome.again()
-        text, sha256, records, _, _ = outcome.view
         return Render(text, sha256, render_id, records, outcome.counts, outcome.memo)
 
     def _account(self, snapshot: Snapshot, paths: PathsInPlay) -> _Outcome:
@@ -240,8 +245,7 @@ class Pipeline:
                 if drop.reason is SkipReason.NOT_APPLICABLE:  # a rule that does not apply: by design, not a loss
                     events.rule_not_applicable(s, drop.detail)
                 else:
-                    reason, detail = drop.reason, drop.detail
-                    events.source_dropped(s.source, s.name, s.url, reason, drop.processor, len(s.text), detail)
+                    events.source_dropped(s, drop.reason, drop.processor, drop.detail)
         noted = dict.fromkeys(events.NOTE_COUNTS.values(), 0)
         for note in view[4]:
             if not memo or note.section.source in snapshot.taken:
@@ -322,7 +326,7 @@ class _Outcome:
             "dropped": dropped,
             **{key: counts.get(key, 0) for key in events.NOTE_COUNTS.values()},
         }
-        self.log = events.PromptBuilt(fields)
+        self.log = events.BuiltLine(fields)
 
     def again(self) -> _Outcome:
         """The outcome of rendering the same snapshot again: the same, from the memo."""
@@ -358,7 +362,9 @@ def _records(
         if record.source in out:
             drop = out[record.source]
             detail = drop.detail or f"by {drop.processor}"  # a processor's own words, else its token
-            record = record._replace(status="skipped", reason=drop.reason, detail=detail)
+            record = record._replace(status=Status.SKIPPED, reason=drop.reason, detail=detail)
+            if drop.reason is not SkipReason.NOT_APPLICABLE:  # logged as its source_dropped (a rule's: a skip)
+                noted[record.source] = (*noted.get(record.source, ()), "source_dropped")
         elif record.source in chars:
             record = record._replace(chars=chars[record.source])
         if record.source in noted:

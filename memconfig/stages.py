@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable
 
     from .drive import Flow
-    from .process import Processed
-    from .sources import Source
+    from .process.records import Processed
+    from .sources.source import Source
 
 __all__ = [
     "Appender",

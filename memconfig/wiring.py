@@ -4,8 +4,9 @@
 middleware (through it) and the deepagents drop-in all build their stages
 here, so this is the only caller of the stages' ``from_config``. The
 processors form a named chain (:mod:`memconfig.process.chain`): the built-in
-rules in a fixed order, the caller's own after ``escaping`` (or
-:class:`~memconfig.process.Placed` by name), the budgets last.
+rules in a fixed order, the config's named ones (``processors:``) and
+the caller's own after ``escaping`` (or :class:`~memconfig.process.Placed` by
+name), the budgets last.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from .append import appender_for
 from .cache import PolicyCache
 from .format import TemplateFormatter
 from .load import FsspecLoader
+from .load.protocols import protocol_loaders
 from .process import Cleaning, EscapeClosingTags
 from .process.budget import Measure, budget_processors
 from .process.chain import Placed, Rule, ordered
+from .process.named import named_processors
 from .sources import build_sources
 from .stages import Appender, Formatter, Loader, Processor, StateCache, token_of
 
@@ -72,7 +75,8 @@ def build_stages(
 
     Args:
         processors: the caller's own processors: after the built-in cleaning and escaping
-            and before the budgets, unless :class:`~memconfig.process.Placed` by name.
+            and the processors the config names (``processors:``, each under its registered
+            name), before the budgets, unless :class:`~memconfig.process.Placed` by name.
         loader: instead of the fsspec one; its ``token`` (if it has one; else its class) is
             part of what states are made for.
         sources: instead of the config's, built (the drop-in's paths, handed to a backend as given).
@@ -85,7 +89,9 @@ def build_stages(
         ConfigError: a budget the config asks for cannot be had.
     """
     built = tuple(build_sources(config) if sources is None else sources)
-    layout = TemplateFormatter.from_config(config, built)
+    layout = TemplateFormatter.from_config(
+        config.formatter, built, presets=config.presets, template_text=config.template_text
+    )
     laid_out: BlockFormatter = layout if formatter is None else formatter(layout)
     on = (lambda name: True) if enabled is None else enabled.__contains__
     cleaning = Cleaning.for_layout(layout.layout, built, enabled)
@@ -96,12 +102,21 @@ def build_stages(
         rules.append(Rule("escaping", EscapeClosingTags(tuple(laid_out.wrappers))))
     if on("budgets"):
         rules += [Rule("budgets", step) for step in budget_processors(config, laid_out, built)]
-    chain = tuple(ordered(rules, processors))
+    steps = named_processors(config.processors)
+    named = [Rule(chosen.name, step) for chosen, step in zip(config.processors, steps, strict=True)]
+    chain = tuple(ordered(rules, [*named, *processors]))
     if loader is None:
-        loader = FsspecLoader.from_config(config, cleaning.is_blank, cleaning.token)
+        loader = FsspecLoader.from_config(
+            config.loader,
+            config.base_path,
+            fingerprints=config.cache.policy != "once",
+            is_blank=cleaning.is_blank,
+            blank_token=cleaning.token,
+            by_protocol=protocol_loaders(built, config.loader),
+        )
     if cache is None:
         tokens = [token_of(loader), *(rule.processor.token for rule in chain), laid_out.token]
-        cache = PolicyCache.from_config(config, built, tokens)
+        cache = PolicyCache.from_config(config.cache, built, tokens)
     if appender is None:
         appender = appender_for(config.appender.format, config)
     return Stages(built, layout, laid_out, chain, loader, cache, appender)

@@ -1,4 +1,4 @@
-"""The appender table: a closed, read-only set of output shapes, each imported when first asked for."""
+"""The appender registry: a read-only view of the output shapes, each imported when first asked for."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 import anthropic
@@ -26,14 +25,14 @@ from structlog.testing import capture_logs
 
 import memconfig
 import memconfig.append
+import memconfig.registry
 from memconfig import APPENDERS, Block, Config, ConfigError, Pipeline, Render, TextAppender
 from memconfig.append import AppenderEntry, appender_for
 from memconfig.append.anthropic import AnthropicAppender
 from memconfig.append.json import JSONAppender
 from memconfig.append.openai import OpenAIAppender
 from memconfig.cli import main
-
-MISSING = AppenderEntry("no_such_module_xyz:Thing", "openai")
+from memconfig.registry import appenders
 
 
 @pytest.fixture
@@ -58,16 +57,17 @@ class Recorder:
 
 
 @pytest.fixture
-def with_missing_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The table with one more entry, whose module is not installed."""
-    table = MappingProxyType({**memconfig.append.APPENDERS, "fake": MISSING})
-    monkeypatch.setattr(memconfig.append, "APPENDERS", table)
+def with_missing_extra() -> Iterator[None]:
+    """The registry with one more entry, whose module is not installed."""
+    memconfig.register("appenders", "fake", "no_such_module_xyz:Thing", extra="openai")
+    yield
+    appenders.unregister("fake")
 
 
 def test_table_is_read_only_and_holds_text() -> None:
-    """APPENDERS is a MappingProxyType with `text`; it cannot be written to."""
-    assert isinstance(APPENDERS, MappingProxyType)
-    assert APPENDERS is memconfig.append.APPENDERS
+    """APPENDERS is a read-only mapping with `text`; it cannot be written to (names are added by `register`)."""
+    assert isinstance(APPENDERS, Mapping)
+    assert APPENDERS is memconfig.append.APPENDERS is memconfig.registry.APPENDERS
     assert "text" in APPENDERS
     assert isinstance(APPENDERS["text"], AppenderEntry)
     with pytest.raises(TypeError):

@@ -200,7 +200,13 @@ def test_json_gives_each_render(history: History, capsys: pytest.CaptureFixture[
         assert r["time"] == run[-1]["timestamp"] and r["events"] == len(run)
     assert renders[0]["sha256"] == history.runs[0][-1]["sha256"]
     assert renders[-1]["failures"] == [
-        {"source": "required.md", "reason": "not_found", "detail": renders[-1]["failures"][0]["detail"]}
+        {
+            "source": "required.md",
+            "reason": "not_found",
+            "detail": renders[-1]["failures"][0]["detail"],
+            "name": "required.md",
+            "url": str(history.folder / "required.md"),
+        }
     ]
 
 
@@ -514,7 +520,8 @@ def test_renders_from_many_threads_are_told_apart(tmp_path: Path) -> None:
         aggregator.feed(line_pieces(stream), InputSummary(str(log)))
     result = aggregator.finish()
     assert result.renders_total == 24
-    assert all(r.finished and r.loaded == 5 and r.events == 6 and r.sources_loaded == 5 for r in result.renders)
+    # 5 source_loaded, the new block's prompt_manifest and prompt_built
+    assert all(r.finished and r.loaded == 5 and r.events == 7 and r.sources_loaded == 5 for r in result.renders)
     assert len({r.render_id for r in result.renders}) == 24
     assert {s.source: s.renders for s in result.sources} == {f"{i}.md": 24 for i in range(5)}
 

@@ -78,12 +78,13 @@ EventTuple = tuple[str, str | None, str | None]
 
 
 def expected_example_events() -> list[EventTuple]:
-    """(event, source, reason) per source of configs/example.yaml, in config order, then prompt_built."""
+    """(event, source, reason) per source of configs/example.yaml, in config order, then the block's manifest and
+    prompt_built."""
     per_source: list[EventTuple] = [
         ("source_loaded", w, None) if (EXAMPLE.parent / w).is_file() else ("source_skipped", w, "not_found")
         for w in example_sources()
     ]
-    return [*per_source, ("prompt_built", None, None)]
+    return [*per_source, ("prompt_manifest", None, None), ("prompt_built", None, None)]
 
 
 def event_tuples(events: list[dict[str, Any]]) -> list[EventTuple]:
@@ -181,7 +182,12 @@ def test_deepagents_config_reads_home_and_working_folder(tmp_path: Path, pwd: st
 
     assert done.returncode == 0, done.stderr
     assert "~/.deepagents/AGENTS.md\n\nuser rule\n\n./.deepagents/AGENTS.md\n\nproject rule" in done.stdout
-    assert [e["event"] for e in json_lines(done.stderr)] == ["source_loaded", "source_loaded", "prompt_built"]
+    assert [e["event"] for e in json_lines(done.stderr)] == [
+        "source_loaded",
+        "source_loaded",
+        "prompt_manifest",
+        "prompt_built",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -322,7 +328,8 @@ def test_reader_leaving_mid_prompt_exits_141_quietly(tmp_path: Path) -> None:
         process.wait(timeout=60)
 
     assert process.returncode == 141
-    assert [json.loads(line)["event"] for line in stderr.splitlines()] == ["source_loaded", "prompt_built"]
+    logged = [json.loads(line)["event"] for line in stderr.splitlines()]
+    assert logged == ["source_loaded", "prompt_manifest", "prompt_built"]
 
 
 # -- where the log goes ---------------------------------------------------------------
@@ -379,6 +386,7 @@ def test_flags_override_logging_section(project: Callable[..., Path], tmp_path: 
     assert [e["event"] for e in json_lines(log.read_text(encoding="utf-8"))] == [
         "source_loaded",
         "source_loaded",
+        "prompt_manifest",
         "prompt_built",
     ]
 
@@ -410,7 +418,8 @@ def test_unwritable_log_file_exits_2(tmp_path: Path) -> None:
 
 
 def test_required_source_missing_exits_1(project: Callable[..., Path]) -> None:
-    """A required source that is skipped fails the render: exit 1, an error naming it and the reason, no prompt."""
+    """A required source that is skipped fails the render: exit 1, an error naming it (by its name, its URL beside)
+    and the reason, no prompt."""
     config = project(sources=["a.md", {"url": "gone.md", "name": "team rules", "required": True}])
 
     done = run("render", "-c", str(config))
@@ -419,7 +428,7 @@ def test_required_source_missing_exits_1(project: Callable[..., Path]) -> None:
     assert done.stdout == ""
     error = done.stderr.splitlines()[-1]
     assert error.startswith("memconfig: error: ")
-    assert "'gone.md'" in error
+    assert f"source 'team rules' ({config.parent / 'gone.md'}) was not loaded" in error
     assert "not_found" in error
     skipped = [e for e in json_lines("\n".join(done.stderr.splitlines()[:-1])) if e["event"] == "source_skipped"]
     assert [(e["source"], e["reason"], e["required"]) for e in skipped] == [("gone.md", "not_found", True)]
@@ -637,7 +646,12 @@ def test_main_returns_exit_codes(project: Callable[..., Path], capsys: pytest.Ca
     assert main(["render", "-c", str(project())]) == 0
     out, err = capsys.readouterr()
     assert "a.md\n\n# A\n\nalpha" in out
-    assert [e["event"] for e in json_lines(err)] == ["source_loaded", "source_loaded", "prompt_built"]
+    assert [e["event"] for e in json_lines(err)] == [
+        "source_loaded",
+        "source_loaded",
+        "prompt_manifest",
+        "prompt_built",
+    ]
 
     assert main(["render", "-c", str(project(sources=[{"url": "gone.md", "required": True}]))]) == 1
     assert capsys.readouterr().out == ""

@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memconfig import Config, ConfigError, MemconfigError, Pipeline, Problem, load_config
-from memconfig.config.interpolation import expand_vars
 from memconfig.format.presets import PRESETS
+from memconfig.interpolation import expand_vars
 
 WriteConfig = Callable[..., Path]
 

@@ -140,11 +140,16 @@ def test_concurrent_tasks_have_their_events_told_apart(web: WebServer) -> None:
     assert len({r.render_id for r in renders}) == 2
     for url, render in zip(urls, renders, strict=True):
         events = grouped[render.render_id]
-        assert [(e["event"], e.get("url")) for e in events] == [("source_loaded", url), ("prompt_built", None)]
+        assert [(e["event"], e.get("url")) for e in events] == [
+                ("source_loaded", url),
+                ("prompt_manifest", None),
+                ("prompt_built", None),
+            ]
 
 
 def test_renders_sharing_one_read_each_log_their_own_events(web: WebServer) -> None:
-    """Tasks of one pipeline whose reads are shared still each log the source and their prompt."""
+    """Tasks of one pipeline whose reads are shared still each log the source and their prompt (the block's
+    manifest once, by the render that made it)."""
     url = web.serve("shared.md", "shared")
     web.delay("shared.md", 0.3)
     pipeline = _pipeline([url])
@@ -157,7 +162,11 @@ def test_renders_sharing_one_read_each_log_their_own_events(web: WebServer) -> N
     assert web.hits["shared.md"] == 1
     grouped = _by_render(logs)
     for render in renders:
-        assert [e["event"] for e in grouped[render.render_id]] == ["source_loaded", "prompt_built"]
+        assert [e["event"] for e in grouped[render.render_id] if e["event"] != "prompt_manifest"] == [
+            "source_loaded",
+            "prompt_built",
+        ]
+    assert len([e for e in logs if e["event"] == "prompt_manifest"]) == 1
 
 
 # -- fields and levels ----------------------------------------------------------------------
@@ -241,7 +250,7 @@ def test_failed_render_logs_one_prompt_failed_naming_every_missing_source(projec
     assert failed["log_level"] == "error"
     assert failed["schema"] == SCHEMA_VERSION
     assert [(f["source"], f["reason"]) for f in failed["failures"]] == [("m1.md", "not_found"), ("m2.md", "not_found")]
-    assert all(set(f) == {"source", "reason", "detail"} for f in failed["failures"])
+    assert all(set(f) == {"source", "name", "url", "reason", "detail"} for f in failed["failures"])
     assert (failed["sources_loaded"], failed["sources_skipped"]) == (1, 2)
     assert [(f.source, f.reason) for f in caught.value.failures] == [("m1.md", "not_found"), ("m2.md", "not_found")]
     message = str(caught.value)
@@ -314,7 +323,7 @@ def test_transient_failure_is_retried_once_then_loaded(web: WebServer, use_async
     with capture_logs() as logs:
         render = asyncio.run(pipeline.abuild({})) if use_async else pipeline.build({})
     assert render.text == "finally"
-    assert [e["event"] for e in logs] == ["source_retried", "source_loaded", "prompt_built"]
+    assert [e["event"] for e in logs] == ["source_retried", "source_loaded", "prompt_manifest", "prompt_built"]
     retried = logs[0]
     assert (retried["source"], retried["attempt"], retried["reason"]) == (url, 1, "remote_error")
     assert "503" in retried["detail"]

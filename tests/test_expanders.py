@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -52,7 +51,7 @@ def rules(tmp_path: Path) -> Path:
 
 def test_expanders_table_is_read_only_with_glob() -> None:
     """EXPANDERS is a read-only mapping whose `glob` entry is an Expander with `via` "glob"."""
-    assert isinstance(EXPANDERS, MappingProxyType)
+    assert isinstance(EXPANDERS, Mapping)
     assert isinstance(EXPANDERS["glob"], GlobExpander)
     assert isinstance(EXPANDERS["glob"], Expander)
     assert EXPANDERS["glob"].via == "glob"

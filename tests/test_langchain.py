@@ -410,7 +410,7 @@ def test_a_checkpointed_thread_resumes_in_a_new_process_from_its_state(project: 
     second = _agent(MemconfigMiddleware.from_config(_config(project, "once")), model, checkpointer=saver)
     with capture_logs() as logs:
         invoke(second, _turn("two"), _thread())
-    assert [e["event"] for e in logs] == ["prompt_built"]
+    assert [e["event"] for e in logs] == ["prompt_manifest", "prompt_built"]  # a block new to this process
     assert model.system().content_blocks[1]["text"] == _memory("v1")
 
 
@@ -453,7 +453,7 @@ def test_every_model_call_of_a_turn_gets_the_block_from_one_load(project: Path, 
     assert len(model.sent) == 2
     assert model.system(0).content_blocks == model.system(1).content_blocks
     assert model.system(1).content_blocks[1]["text"] == _memory("v1")
-    assert [e["event"] for e in logs] == ["source_loaded", "prompt_built"]
+    assert [e["event"] for e in logs] == ["source_loaded", "prompt_manifest", "prompt_built"]
 
 
 def test_placement_user_puts_the_block_before_the_first_user_turn(project: Path, invoke: Invoke) -> None:

@@ -67,19 +67,26 @@ def test_load_returns_one_result_per_source(project: Path) -> None:
 
 
 def test_every_source_gets_exactly_one_event_per_pass(project: Path) -> None:
-    """One source_loaded or source_skipped per source, then one prompt_built with the counts."""
+    """One source_loaded or source_skipped per source, the block's manifest, then one prompt_built with the counts."""
     with capture_logs() as logs:
         _plain(project, ["a.md", "missing.md", "b.md"]).render()
     assert [(e["event"], e.get("source")) for e in logs] == [
         ("source_loaded", "a.md"),
         ("source_skipped", "missing.md"),
         ("source_loaded", "b.md"),
+        ("prompt_manifest", None),
         ("prompt_built", None),
     ]
-    loaded, skipped, built = logs[0], logs[1], logs[3]
+    loaded, skipped, manifest, built = logs[0], logs[1], logs[3], logs[4]
     assert {"source", "url", "bytes", "chars", "sha256", "duration_ms"} <= loaded.keys()
     assert (skipped["reason"], skipped["url"]) == ("not_found", str(project / "missing.md"))
     assert (built["sources_loaded"], built["sources_skipped"], built["chars"]) == (2, 1, len("alpha\n\nbeta"))
+    assert manifest["sha256"] == built["sha256"]
+    assert [(s["source"], s["status"], s.get("reason")) for s in manifest["sources"]] == [
+        ("a.md", "loaded", None),
+        ("missing.md", "skipped", "not_found"),
+        ("b.md", "loaded", None),
+    ]
 
 
 def test_tilde_expands_to_home(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:

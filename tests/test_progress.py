@@ -183,7 +183,7 @@ def test_no_terminal_no_progress_and_stderr_is_json_lines(slow_config: Path) -> 
     assert done.returncode == 0
     assert "\x1b" not in done.stderr and LABEL not in done.stderr
     events = [json.loads(line)["event"] for line in done.stderr.splitlines()]
-    assert events == ["source_loaded"] * 3 + ["prompt_built"]
+    assert events == ["source_loaded"] * 3 + ["prompt_manifest", "prompt_built"]
 
 
 def test_quiet_shows_no_progress(slow_config: Path) -> None:

@@ -242,7 +242,7 @@ def test_resolve_url_makes_local_parts_absolute(tmp_path: Path, written: str, ex
     """Local parts of a URL resolve against base_dir; remote parts and bare protocol names stay as written."""
     config = Config.from_mapping({"version": 1}, base_dir=tmp_path)
 
-    assert resolve_url(written, config) == expected.format(base=tmp_path)
+    assert resolve_url(written, config.base_path) == expected.format(base=tmp_path)
 
 
 def test_bare_protocol_in_a_chain_loads(memfs: Any, tmp_path: Path) -> None:
@@ -391,5 +391,5 @@ def test_plain_paths_resolve_as_every_other_url_does(tmp_path: Path, written: st
     """The shortcut for plain local paths gives the URL pathlib would, and the key as written."""
     config = Config.from_mapping({"version": 1, "sources": [written]}, base_dir=tmp_path)
     [source] = build_sources(config)
-    assert source.url == resolve_url(written, config) == str(config.resolve_path(written))
+    assert source.url == resolve_url(written, config.base_path) == str(config.resolve_path(written))
     assert source.key == written

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import SLOTS, contents, format_templates, plain_text, slot_values, template_soup
 
-from memconfig.format.templates import Template, TemplateError
+from memconfig.templates import Template, TemplateError
 
 MEMORY = {"agent_memory"}
 

@@ -1,20 +1,18 @@
-"""The appender stage: a closed, read-only table of the shapes a render can be given in.
+"""The appender stage: the shapes a render can be given in, by name, from the open appender registry.
 
-Names map to where the appender lives and which extra brings what it needs;
+Names map to where the appender lives and which extra brings what it needs
+(:data:`memconfig.registry.APPENDERS`: memconfig's own and a plugin's alike);
 each is imported on first use, so a missing optional dependency costs nothing
 until its shape is asked for, and then says what to install (as fsspec's
-protocol registry does). A config can only name an entry of the table, never
+protocol registry does). A config can only name a registered appender, never
 an import path.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Mapping
-from types import MappingProxyType
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
-from ..exceptions import ConfigError
+from ..registry import APPENDERS, AppenderEntry, appenders
 from .anthropic import AnthropicAppender
 from .json import JSONAppender
 from .openai import OpenAIAppender
@@ -32,67 +30,27 @@ __all__ = [
     "OpenAIAppender",
     "TextAppender",
     "appender_for",
+    "printable",
 ]
 
 
-class AppenderEntry(NamedTuple):
-    """Where an appender lives (``module:Class``, built with ``from_config``) and the extra it needs.
-
-    Attributes:
-        printable: ``memconfig render --format NAME`` can print it (the class has
-            ``output(system, render)``: a ``str`` printed as it is, else data printed as JSON).
-        honours: the ``appender`` settings this shape uses; setting another to
-            something other than its default is a config error at its key path
-            (``None``: no check).
-    """
-
-    target: str
-    extra: str | None = None
-    printable: bool = False
-    honours: frozenset[str] | None = None
-
-
-APPENDERS: Mapping[str, AppenderEntry] = MappingProxyType(
-    {
-        "text": AppenderEntry(
-            "memconfig.append.text:TextAppender", printable=True, honours=frozenset({"separator", "position"})
-        ),
-        "json": AppenderEntry("memconfig.append.json:JSONAppender", printable=True, honours=frozenset()),
-        "openai": AppenderEntry(
-            "memconfig.append.openai:OpenAIAppender",
-            printable=True,
-            honours=frozenset({"separator", "position", "placement", "role"}),
-        ),
-        "anthropic": AppenderEntry(
-            "memconfig.append.anthropic:AnthropicAppender",
-            printable=True,
-            honours=frozenset({"position", "placement", "cache_control"}),
-        ),
-        "langchain": AppenderEntry(
-            "memconfig.append.langchain:LangchainAppender",
-            "langchain",
-            honours=frozenset({"separator", "position", "placement", "cache_control"}),
-        ),
-    }
-)
-
-
 def appender_for(name: str, config: Config) -> Appender:
-    """The appender called *name*, built for *config*.
+    """The appender called *name*, built from *config*'s ``appender`` settings.
 
     Raises:
-        ConfigError: *name* is not in the table (the message lists the choices),
+        ConfigError: *name* is not registered (the message lists the choices),
             or what it needs is not installed (the message names the extra).
     """
-    entry = APPENDERS.get(name)
-    if entry is None:
-        choices = ", ".join(sorted(APPENDERS))
-        raise ConfigError(f"unknown output format {name!r}; choose one of: {choices}")
-    module_name, _, attribute = entry.target.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        hint = f"pip install 'memconfig[{entry.extra}]'" if entry.extra else str(exc)
-        raise ConfigError(f"output format {name!r} needs a package that is not installed ({hint})") from None
-    built: Appender = getattr(module, attribute).from_config(config)
+    built: Appender = appenders.load(name).from_config(config.appender)
     return built
+
+
+def printable(name: str) -> bool:
+    """Whether ``memconfig render`` can print the shape *name*: its entry says so, or (a plugin's) its class has
+    ``output``."""
+    entry = appenders.get(name)
+    if entry is None:
+        return False
+    if entry.printable is not None:
+        return entry.printable
+    return callable(getattr(appenders.load(name), "output", None))

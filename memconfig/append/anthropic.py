@@ -24,7 +24,7 @@ from ..exceptions import ConfigError
 from .shapes import HasText, before_first_user, one_of
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from ..config.schema import AppenderConfig
 
 __all__ = ["AnthropicAppender", "Request", "TextBlock"]
 
@@ -57,8 +57,7 @@ class AnthropicAppender:
         self.cache_control = dict(cache_control) if cache_control is not None else None
 
     @classmethod
-    def from_config(cls, config: Config) -> AnthropicAppender:
-        options = config.appender
+    def from_config(cls, options: AppenderConfig) -> AnthropicAppender:
         control = options.cache_control.as_block() if options.cache_control else None
         return cls(options.position, placement=options.placement, cache_control=control)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from ..config.schema import AppenderConfig
     from ..render import Render
 
 __all__ = ["JSONAppender"]
@@ -21,7 +21,7 @@ class JSONAppender:
     """Gives the render itself, as plain dicts, lists, strings and numbers (``json.dumps`` takes it as it is)."""
 
     @classmethod
-    def from_config(cls, config: Config) -> JSONAppender:
+    def from_config(cls, options: AppenderConfig) -> JSONAppender:
         return cls()
 
     def __repr__(self) -> str:

@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 try:
     from langchain_core.messages import BaseMessage, ContentBlock, HumanMessage, SystemMessage
-except ImportError:  # pragma: no cover - exercised by the appender table's install hint
+except ImportError:  # pragma: no cover - exercised by the appender registry's install hint
     raise ImportError("the langchain appender needs langchain: pip install 'memconfig[langchain]'") from None
 
 from .shapes import HasText, one_of
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from ..config.schema import AppenderConfig
 
 __all__ = ["LangchainAppender"]
 
@@ -66,8 +66,7 @@ class LangchainAppender:
         self._last: tuple[Any, str, SystemMessage | None] | None = None
 
     @classmethod
-    def from_config(cls, config: Config) -> LangchainAppender:
-        options = config.appender
+    def from_config(cls, options: AppenderConfig) -> LangchainAppender:
         control = options.cache_control.as_block() if options.cache_control else None
         return cls(options.separator, options.position, options.placement, control)
 

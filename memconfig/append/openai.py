@@ -21,7 +21,7 @@ from .shapes import HasText, before_first_user, one_of
 from .text import TextAppender
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from ..config.schema import AppenderConfig
 
 __all__ = ["Message", "OpenAIAppender"]
 
@@ -55,8 +55,7 @@ class OpenAIAppender:
         self.role = cast(Role, role)
 
     @classmethod
-    def from_config(cls, config: Config) -> OpenAIAppender:
-        options = config.appender
+    def from_config(cls, options: AppenderConfig) -> OpenAIAppender:
         return cls(options.separator, options.position, placement=options.placement, role=options.role)
 
     @property

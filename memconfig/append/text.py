@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from .shapes import HasText, one_of
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from ..config.schema import AppenderConfig
 
 __all__ = ["TextAppender"]
 
@@ -28,8 +28,8 @@ class TextAppender:
         self._last: tuple[str | None, str, str] | None = None  # (system, block, prompt)
 
     @classmethod
-    def from_config(cls, config: Config) -> TextAppender:
-        return cls(config.appender.separator, config.appender.position)
+    def from_config(cls, options: AppenderConfig) -> TextAppender:
+        return cls(options.separator, options.position)
 
     def __repr__(self) -> str:
         return f"TextAppender(separator={self.separator!r}, position={self.position!r})"

@@ -21,7 +21,7 @@ import itertools
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -30,6 +30,7 @@ from . import lines as kinds
 from .inputs import MAX_LINE_BYTES
 from .model import (
     MAX_RENDERS,
+    STATUSES,
     Audit,
     InputSummary,
     LineCounts,
@@ -75,7 +76,15 @@ MAX_HASH_CHARS = 128
 MAX_TEXT_CHARS = 500
 MAX_LABEL_CHARS = 100
 MAX_HOST_CHARS = 255
+#: Manifests kept (each one block's sources, by process and block hash), and their entries in all, at most;
+#: beyond, the least recently used go (a render whose manifest went is read from its events, as before manifests).
+MAX_MANIFESTS = 1_000
+MAX_MANIFEST_ENTRIES = 200_000
 _IN_PROMPT = frozenset({"loaded", "stale"})
+_LISTED = frozenset({"loaded", "stale", "skipped"})
+#: A source that was in a pipeline's previous manifest and is in none of its next: no longer a source of its renders.
+REMOVED = STATUSES[-1]
+_REMOVED_DETAIL = "no longer among the sources of its pipeline's renders"
 
 
 def _text(value: object, limit: int = MAX_TEXT_CHARS) -> str:
@@ -144,11 +153,12 @@ class _Process:
     is still open starts again from nothing, if its name is free.
     """
 
-    __slots__ = ("attached", "closed", "entered", "name", "sources")
+    __slots__ = ("applied", "attached", "closed", "entered", "name", "sources")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.sources: dict[str, SourceAt] = {}
+        self.applied: _Manifest | None = None  # the manifest its last render had
         self.entered: dict[str, int] = {}  # source: ``closed`` when it went into the prompt
         self.closed = 0  # renders of this process that finished with a prompt
         self.attached = True  # in the aggregator's table of processes (False: let go, its state forgotten)
@@ -175,6 +185,7 @@ _LOADED, _SKIPPED, _STALE, _DROPPED = _at("loaded"), _at("skipped"), _at("stale"
 _TRUNCATED, _ESCAPED, _CACHE_HITS = _at("truncated"), _at("escaped"), _at("cache_hits")
 _FAILURES, _EVENTS = _at("failures"), _at("events")
 _PROCESS = len(_FIELDS)
+_MANIFEST = _PROCESS + 1  # the manifest of the render's block, once its prompt_built names a known one
 del _at
 _BATCH = 1 << 16  # feed's progress every 65,536 lines
 
@@ -184,6 +195,57 @@ def _summary(record: list[Any]) -> RenderSummary:
     summary = RenderSummary(*record[:_PROCESS])
     summary.failures = list(summary.failures)
     return summary
+
+
+class _Entry(NamedTuple):
+    """One source of a manifest, as logged (checked, cut to the audit's bounds)."""
+
+    source: str
+    name: str
+    url: str
+    status: str
+    reason: str | None
+    detail: str
+    sha256: str | None
+    chars: int | None
+
+
+class _Manifest(NamedTuple):
+    """A block's manifest: the config it was made for, and its sources in prompt order."""
+
+    config: str
+    entries: tuple[_Entry, ...]
+
+
+def _is_expanded(found: Any) -> bool:
+    """An entry for a source whose children follow it (a glob): its children are what the prompt holds."""
+    return type(found) is dict and found.get("expanded") is True and found.get("status") in _IN_PROMPT
+
+
+def _entry(found: Any) -> _Entry:
+    """A manifest's entry, checked: a bad one makes the whole line a ``bad_field``."""
+    if type(found) is not dict:
+        raise TypeError("entry")
+    key, status, chars, sha256 = found.get("source"), found.get("status"), found.get("chars"), found.get("sha256")
+    if type(key) is not str or len(key) > MAX_KEY_CHARS or status not in _LISTED:
+        raise TypeError("entry")
+    if (chars is not None and type(chars) is not int) or (
+        sha256 is not None and (type(sha256) is not str or len(sha256) > MAX_HASH_CHARS)
+    ):
+        raise TypeError("entry")
+    reason = found.get("reason")
+    if status == "skipped" and found.get("dropped") is True:
+        status = "dropped"  # taken out by a processor, as its source_dropped says
+    return _Entry(
+        key,
+        _text(found.get("name")) or key,
+        _text(found.get("url")),
+        status,
+        None if reason is None else _label(reason),
+        _text(found.get("detail")),
+        sha256,
+        chars,
+    )
 
 
 class Aggregator:
@@ -216,6 +278,9 @@ class Aggregator:
         self._at: list[Any] | None = None
         self._at_process: _Process | None = None
         self._at_undo: dict[str, SourceAt | None] = {}
+        self._manifests: OrderedDict[tuple[str, str], _Manifest] = OrderedDict()  # (process, block sha256)
+        self._manifest_entries = 0
+        self._applied: OrderedDict[str, _Manifest] = OrderedDict()  # config: the manifest its last render had
         self._handlers: dict[str, Callable[[dict[str, Any], str | None, list[Any] | None], None]] = {
             "source_loaded": self._loaded,
             "source_skipped": self._skipped,
@@ -230,6 +295,7 @@ class Aggregator:
             "candidate_passed": self._expanded,
             "search_limited": self._expanded,  # the walk was cut: no source of its own, in or out
             "bytes_replaced": self._expanded,  # the source's own source_loaded says it is in
+            "prompt_manifest": self._manifest,
             "prompt_built": self._built,
             "prompt_failed": self._failed,
             "source_unwatched": self._outside_the_prompt,
@@ -394,6 +460,7 @@ class Aggregator:
         if pid.__class__ is int:
             current[_PID] = pid
         current.append(process)
+        current.append(None)
         if time is not None:
             self._seen(time)
         self._open[render_id] = current
@@ -696,7 +763,90 @@ class Aggregator:
         current[_SHA256] = sha256 if sha256.__class__ is str and len(sha256) <= MAX_HASH_CHARS else None
         current[_CHARS] = chars if chars.__class__ is int else None
         current[_CACHE_HITS] = hits if hits.__class__ is int else 0
+        if current[_SHA256] is not None and self._manifests:
+            manifest = self._manifests.get((current[_PROCESS_NAME], current[_SHA256]))
+            if manifest is not None:
+                self._manifests.move_to_end((current[_PROCESS_NAME], current[_SHA256]))
+                current[_MANIFEST] = manifest
+                self._apply(manifest, time, current)
         self._close(current)
+
+    def _manifest(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
+        """A block's manifest: kept until the renders that name its sha256 close, and applied then."""
+        if current is None:
+            return
+        get = event.get
+        sha256, config, sources = get("sha256"), get("config"), get("sources")
+        if type(sha256) is not str or len(sha256) > MAX_HASH_CHARS or type(sources) is not list:
+            raise TypeError("manifest")
+        if type(config) is not str or len(config) > MAX_ID_CHARS:
+            raise TypeError("config")
+        entries = tuple(_entry(found) for found in sources[:MAX_SOURCES] if not _is_expanded(found))
+        if len(sources) > MAX_SOURCES:
+            self.counts.not_itemised["manifest entries"] += len(sources) - MAX_SOURCES
+        manifests, key = self._manifests, (current[_PROCESS_NAME], sha256)
+        old = manifests.pop(key, None)
+        if old is not None:
+            self._manifest_entries -= len(old.entries)
+        manifests[key] = _Manifest(config, entries)
+        self._manifest_entries += len(entries)
+        while len(manifests) > 1 and (len(manifests) > MAX_MANIFESTS or self._manifest_entries > MAX_MANIFEST_ENTRIES):
+            self._manifest_entries -= len(manifests.popitem(last=False)[1].entries)
+
+    def _apply(self, manifest: _Manifest, time: str | None, current: list[Any]) -> None:
+        """A render's prompt is what its block's manifest lists: each source's state set to it, once per new manifest.
+
+        The manifest has the last word over the render's own events (a rule
+        that did not apply was read, and logged ``source_loaded``, yet is not
+        in the block); a source its pipeline's previous manifest listed and
+        the last render of the same config (in any process) listed and this one
+        does not (a deleted glob match) is no longer a source: status :data:`REMOVED`.
+        """
+        process: _Process = current[_PROCESS]
+        applied = self._applied
+        before = applied.pop(manifest.config, None)
+        applied[manifest.config] = manifest
+        if len(applied) > MAX_MANIFESTS:
+            applied.popitem(last=False)
+        if before is manifest and process.applied is manifest:
+            return  # an unchanged turn: its block, and so its sources, are as the last render left them
+        process.applied = manifest
+        listed = set()
+        for entry in manifest.entries:
+            key = entry.source
+            listed.add(key)
+            summary = self.sources.get(key)
+            if summary is None:
+                summary = self._source({"source": key, "name": entry.name, "url": entry.url})
+                if summary is None:
+                    continue
+            old = process.sources.get(key)
+            status, reason = entry.status, entry.reason
+            held = status in _IN_PROMPT
+            same = old is not None and old.status == status and old.reason == reason
+            if same and (not held or old.sha256 == entry.sha256):  # type: ignore[union-attr]
+                continue
+            if not held:
+                had = summary.drops if status == "dropped" else summary.skips
+                if reason is not None and reason not in had:
+                    _tally(had, reason)  # a reason logged below the log's level: still one it had
+                if not self._older(summary, time):
+                    summary.prompt_chars = 0
+                self._put(current, summary, status, reason, entry.detail, None, None, time)
+            else:
+                self._put(current, summary, status, reason, entry.detail, entry.sha256, entry.chars, time)
+        if before is None:
+            return
+        for entry in before.entries:
+            key = entry.source
+            if key in listed:
+                continue
+            summary = self.sources.get(key)
+            old = process.sources.get(key)
+            if summary is not None and (old is None or old.status != REMOVED):
+                if not self._older(summary, time):
+                    summary.prompt_chars = 0
+                self._put(current, summary, REMOVED, None, _REMOVED_DETAIL, None, None, time)
 
     def _failed(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
         if current is None:
@@ -711,6 +861,8 @@ class Aggregator:
                 _text(f.get("source"), MAX_FAILURE_CHARS),
                 _label(f.get("reason")),
                 _text(f.get("detail"), MAX_FAILURE_CHARS),
+                _text(f.get("name"), MAX_FAILURE_CHARS),
+                _text(f.get("url"), MAX_FAILURE_CHARS),
             )
             for f in failures[:MAX_FAILURES]
             if type(f) is dict
@@ -781,7 +933,21 @@ class Aggregator:
         if self._at is None or self._at_process is None:
             return PromptAt(at, None)
         state = self._at_state()
-        records = sorted((r for r in state.values() if r.source in shown), key=lambda r: r.source)
+        manifest: _Manifest | None = self._at[_MANIFEST]
+        if manifest is None:  # a log from before manifests: the render's prompt as its process's events left it
+            records = sorted((r for r in state.values() if r.source in shown), key=lambda r: r.source)
+            return PromptAt(at, _summary(self._at), records)
+        records = []
+        for entry in manifest.entries:  # what the block held, in prompt order
+            if entry.source not in shown:
+                continue
+            held = state.get(entry.source)
+            since = held.since if held is not None else None
+            sha256 = entry.sha256 if entry.status in _IN_PROMPT else None
+            chars = entry.chars if entry.status in _IN_PROMPT else None
+            records.append(
+                SourceAt(entry.source, entry.name, entry.url, entry.status, entry.reason, sha256, chars, since)
+            )
         return PromptAt(at, _summary(self._at), records)
 
     def finish(self) -> Audit:

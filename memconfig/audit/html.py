@@ -40,6 +40,7 @@ _COLOURS = {
     "stale": "#6a1b9a",
     "truncated": "#1565c0",
     "dropped": "#8d6e63",
+    "removed": "#757575",
     "failed": "#c62828",
     "unfinished": "#9e9e9e",
 }
@@ -111,18 +112,24 @@ def _overview(audit: Audit) -> str:
 
 
 def _attention(audit: Audit) -> str:
-    """The sources not (fully) in the prompt, and the failed renders: what someone opening the page came for."""
-    out = [
+    """The sources not (fully) in the prompt, or ever out of it, and the failed renders: what the page is opened for.
+
+    A source in the prompt now that was skipped or dropped before is listed
+    too, after those out of it: its reasons are part of its history.
+    """
+    now_out = [
         source
         for source in audit.sources
-        if source.last_status in ("skipped", "dropped", "stale") or (source.skips and source.last_status is None)
+        if source.last_status in ("skipped", "dropped", "stale", "removed")
+        or (source.skips and source.last_status is None)
     ]
+    recovered = [s for s in audit.sources if s.last_status == "loaded" and (s.skips or s.drops)]
     failed = [render for render in audit.renders if render.failed]
     parts = ['<h2 id="attention">Skipped and failing sources</h2>']
-    if not out and not failed:
+    if not now_out and not recovered and not failed:
         parts.append('<p class="none">Every source was in the prompt at its last render.</p>')
         return "\n".join(parts)
-    if out:
+    if now_out or recovered:
         rows = [
             [
                 _source_cell(source),
@@ -132,7 +139,7 @@ def _attention(audit: Audit) -> str:
                 _time_cell(source.status_since),
                 _text(_skips(source)),
             ]
-            for source in sorted(out, key=_attention_order)
+            for source in [*sorted(now_out, key=_attention_order), *sorted(recovered, key=_attention_order)]
         ]
         parts.append(
             '<div class="attention">'
@@ -146,7 +153,7 @@ def _attention(audit: Audit) -> str:
                 _time_cell(render.time),
                 f"<code>{_text(render.render_id)}</code>",
                 "<br>".join(
-                    f"{_text(failure.source)}: <code>{_text(failure.reason)}</code> {_text(failure.detail)}"
+                    f"{_text(failure.label)}: <code>{_text(failure.reason)}</code> {_text(failure.detail)}"
                     for failure in render.failures
                 )
                 or "—",

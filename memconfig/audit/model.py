@@ -32,7 +32,7 @@ MAX_RENDERS = 10_000
 MAX_CHANGES = 100
 
 #: A source's status, as its last event left it.
-STATUSES = ("loaded", "skipped", "stale", "dropped")
+STATUSES = ("loaded", "skipped", "stale", "dropped", "removed")
 
 
 @dataclass(slots=True)
@@ -95,6 +95,11 @@ class SourceSummary:
     escapes: int = 0
 
     @property
+    def label(self) -> str:
+        """How a report names it (see :func:`source_label`)."""
+        return source_label(self.name, self.source, self.url)
+
+    @property
     def trend(self) -> int | None:
         """Characters gained (or lost, negative) since first seen."""
         if self.chars is None or self.first_chars is None:
@@ -109,6 +114,21 @@ class RenderFailure:
     source: str
     reason: str
     detail: str = ""
+    name: str = ""
+    """The name the config gave it (a log from before names were logged here: empty)."""
+    url: str = ""
+
+    @property
+    def label(self) -> str:
+        """How a report names it: by its name, the URL beside it where they differ (else its key)."""
+        return source_label(self.name or self.source, self.source, self.url)
+
+
+def source_label(name: str, key: str, url: str) -> str:
+    """A source as reports name it: the name the user gave, and its URL beside it where the name is not its key."""
+    if name and name != key:
+        return f"{name} ({url or key})"
+    return key
 
 
 @dataclass(slots=True)
@@ -165,6 +185,11 @@ class SourceAt:
     @property
     def in_prompt(self) -> bool:
         return self.status in ("loaded", "stale")
+
+    @property
+    def label(self) -> str:
+        """How a report names it (see :func:`source_label`)."""
+        return source_label(self.name, self.source, self.url)
 
 
 @dataclass(slots=True)

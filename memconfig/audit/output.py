@@ -123,7 +123,7 @@ def _sources_table(sources: Sequence[SourceSummary]) -> Table:
     )
     rows = [
         (
-            s.source,
+            s.label,
             s.last_status or "-",
             s.last_reason or "",
             _short_time(s.status_since),
@@ -202,7 +202,7 @@ def _at_table(audit: Audit) -> Table | None:
     )
     rows = [
         (
-            s.source,
+            s.label,
             "yes" if s.in_prompt else "no",
             s.status,
             s.reason or "",

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 import fsspec
 
 from ..expand.discover import project_root
-from ..expand.imports import MAX_IMPORTS, ImportRef, child_key, find_tokens, kind, shown_path
+from ..expand.imports import MAX_IMPORTS, child_key, find_tokens, kind, shown_path
 from ..failures import SkipReason
+from ..sources.specs import ImportRef
 from ..stages import LoadRequest, LoadResult
 from .merge import STALE_REASONS as STALE
 

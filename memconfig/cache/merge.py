@@ -96,11 +96,20 @@ class Merge:
         for result in group:
             if result.fatal:
                 self.fatal.add(source.key)
-                self.failures.append(Failure(result.source.key, result.reason or SkipReason.ERROR, result.detail))
+                self.failures.append(
+                    Failure(
+                        result.source.key,
+                        result.reason or SkipReason.ERROR,
+                        result.detail,
+                        result.source.name,
+                        result.source.display_url,
+                    )
+                )
         if source.required and not kept and source.key not in self.fatal and not _repeats(group):  # fatal: listed
             first = group[0] if group else None
             reason = (first.reason or SkipReason.ERROR) if first else SkipReason.NOT_FOUND
-            self.failures.append(Failure(source.key, reason, first.detail if first else ""))
+            detail = first.detail if first else ""
+            self.failures.append(Failure(source.key, reason, detail, source.name, source.display_url))
 
     def _expanded(self, source: Source, group: list[LoadResult]) -> list[MetaEntry]:
         group = [r for r in group if not r.source.lineage or r.source.key not in self.configured]

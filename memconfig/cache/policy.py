@@ -46,9 +46,9 @@ from .repeats import mark_repeats
 from .store import LatestCopies
 
 if TYPE_CHECKING:
-    from ..config import Config
-    from ..expand.imports import ImportSettings
+    from ..config.schema import CacheConfig
     from ..sources import Source
+    from ..sources.specs import ImportSettings
     from .watcher import Watching
 
 __all__ = ["STALE_REASONS", "PolicyCache"]
@@ -112,8 +112,8 @@ class PolicyCache:
         self._stat_paths = [(k, p) for k, p in local if p is not None] if all(p for _, p in local) else None
 
     @classmethod
-    def from_config(cls, config: Config, sources: Sequence[Source], tokens: Sequence[str] = ()) -> PolicyCache:
-        opts = config.cache
+    def from_config(cls, opts: CacheConfig, sources: Sequence[Source], tokens: Sequence[str] = ()) -> PolicyCache:
+        """The cache the config's ``cache`` section describes, for *sources*, under the stages' *tokens*."""
         return cls(sources, policy=opts.policy, ttl=opts.ttl, state_key=opts.state_key, tokens=tokens)
 
     def __repr__(self) -> str:
@@ -500,7 +500,7 @@ def _records(sources: Sequence[Source], meta: Meta) -> tuple[SourceRecord, ...]:
         under: list[_Visit] = []
         if key in entries:
             e = entries[key]
-            status: Status = "stale" if e["stale"] else "loaded"
+            status = Status.STALE if e["stale"] else Status.LOADED
             reason = SkipReason(e["stale"]) if e["stale"] else None
             records.append(
                 SourceRecord(e["name"], key, e["url"], status, reason, sha256=e["sha256"], parent=parent, via=via)
@@ -512,7 +512,7 @@ def _records(sources: Sequence[Source], meta: Meta) -> tuple[SourceRecord, ...]:
                     r["name"],
                     key,
                     r["url"],
-                    "skipped",
+                    Status.SKIPPED,
                     SkipReason(r["reason"]),
                     r["detail"],
                     parent=parent,
@@ -521,7 +521,7 @@ def _records(sources: Sequence[Source], meta: Meta) -> tuple[SourceRecord, ...]:
             )
         elif key in expansions:
             x = expansions[key]
-            status = "stale" if x["stale"] else "loaded"
+            status = Status.STALE if x["stale"] else Status.LOADED
             reason = SkipReason(x["stale"]) if x["stale"] else None
             listing = hashlib.sha256("\n".join(x["children"]).encode()).hexdigest()
             records.append(SourceRecord(name, key, url, status, reason, sha256=listing, parent=parent, via=via))
@@ -532,7 +532,7 @@ def _records(sources: Sequence[Source], meta: Meta) -> tuple[SourceRecord, ...]:
         else:
             detail = "not read yet"
             records.append(
-                SourceRecord(name, key, url, "skipped", SkipReason.ERROR, detail, parent=parent, via=via)
+                SourceRecord(name, key, url, Status.SKIPPED, SkipReason.ERROR, detail, parent=parent, via=via)
             )
         imported = expansions.get(key)
         if imported is not None and imported["via"] == "import":  # a file's imports follow it

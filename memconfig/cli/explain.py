@@ -13,9 +13,9 @@ from typing import Any, NamedTuple
 from ..config import Config, load_config_stream
 from ..config.checks import read_text
 from ..config.layers import STDIN
-from ..config.limits import MAX_CONFIG_BYTES
 from ..exceptions import ConfigError, Problem
 from ..explain import Explanation, PlannedSource, explain
+from ..limits import MAX_CONFIG_BYTES
 
 __all__ = ["Loaded", "load", "run"]
 

@@ -1,6 +1,6 @@
 """``memconfig render``: the system prompt with the memory block added, on stdout, exactly.
 
-``--format`` picks a printable shape from the appender table: ``text`` prints
+``--format`` picks a printable shape from the appender registry: ``text`` prints
 the prompt as it is; the others print JSON (keys in a fixed order, UTF-8, a
 newline at the end): ``json`` the render itself, ``openai`` and ``anthropic``
 the keyword arguments of that SDK's call. ``-o FILE`` writes it to FILE
@@ -21,10 +21,10 @@ import io
 import json
 import signal
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from ..append import APPENDERS, appender_for
+from ..append import APPENDERS, appender_for, printable
 from ..config import MAX_CONFIG_BYTES, Config
 from ..exceptions import ConfigError, MemconfigError
 from ..pipeline import Pipeline
@@ -46,12 +46,31 @@ class _Printable(Protocol):
     def output(self, system: str | None, render: Render) -> str | Mapping[str, Any]: ...
 
 
+class _PrintableNames(Collection[str]):
+    """The ``--format`` choices: the registered appenders that can be printed, a plugin's included.
+
+    A name is looked up when it is given, so a plugin's entry points are read
+    only for a name memconfig does not have (or to list the choices).
+    """
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and printable(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name in APPENDERS if printable(name))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format",
-        choices=[name for name, entry in APPENDERS.items() if entry.printable],
-        help="what to print: the prompt (text), the render (json), or an SDK call's keyword arguments "
-        "(default: the config's appender.format if it can be printed, else text)",
+        choices=_PrintableNames(),
+        metavar="FORMAT",  # not the choices: listing them would read the plugins' entry points at every start
+        help="what to print: the prompt (text), the render (json), an SDK call's keyword arguments (openai, "
+        "anthropic), or a plugin's printable shape (default: the config's appender.format if it can be printed, "
+        "else text)",
     )
     parser.add_argument(
         "--path",
@@ -247,8 +266,7 @@ def _format(config: Config, args: argparse.Namespace) -> str:
     """The shape to print: ``--format``, else the config's if it can be printed, else text."""
     name: str | None = args.format
     if name is None:
-        entry = APPENDERS.get(config.appender.format)
-        name = config.appender.format if entry is not None and entry.printable else TEXT
+        name = config.appender.format if printable(config.appender.format) else TEXT
     if name == "json" and (args.system is not None or args.system_file is not None):
         raise ConfigError(
             "--format json prints the render (block, sha256, sources), which holds no system prompt: "

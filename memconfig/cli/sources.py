@@ -36,7 +36,9 @@ def _print_sources(results: list[LoadResult]) -> list[Failure]:
     failed = []
     for result in results:
         if not result.ok and (result.source.required or result.fatal):
-            failed.append(Failure(result.source.key, result.reason or SkipReason.ERROR, result.detail))
+            source = result.source
+            why = result.reason or SkipReason.ERROR
+            failed.append(Failure(source.key, why, result.detail, source.name, source.display_url))
         reason = f"{result.reason}: {result.detail}" if result.reason else ""
         rows.append((result.source.name, result.source.display_url, result.status, result.bytes, reason))
     print_table(COLUMNS, rows, right={"BYTES"})

@@ -1,6 +1,6 @@
 """The YAML config: its schema, reading, ``${VAR}`` expansion and the checks that need the disk.
 
-Loading goes: read the file, parse YAML (:mod:`.safe_yaml`: ``yaml.safe_load``
+Loading goes: read the file, parse YAML (:mod:`~memconfig.safe_yaml`: ``yaml.safe_load``
 that rejects a repeated key), expand ``${VAR}`` / ``${VAR:-default}`` in string
 values (:mod:`.expansion`), validate with pydantic-settings (:mod:`.schema`;
 ``MEMCONFIG_*`` environment variables override the file, nested with ``__``),
@@ -13,8 +13,8 @@ Every step is bounded (:mod:`.limits`): size, nesting depth, and how far
 YAML aliases may expand.
 """
 
-from .interpolation import expand_vars
-from .limits import MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH, MAX_CONFIG_NODES, MAX_CONFIG_TEXT
+from ..interpolation import expand_vars
+from ..limits import MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH, MAX_CONFIG_NODES, MAX_CONFIG_TEXT
 from .loading import load_config, load_config_stream
 from .schema import (
     AppenderConfig,

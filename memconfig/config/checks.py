@@ -19,13 +19,13 @@ from pydantic_settings import BaseSettings, EnvSettingsSource
 
 from ..exceptions import Problem
 from ..format.presets import MEMORY_SLOT
-from ..format.templates import Template, TemplateError
+from ..limits import MAX_CONFIG_BYTES
+from ..safe_yaml import safe_load, yaml_message
 from ..sources.options import merge_options
 from ..sources.redact import redact_url
 from ..sources.urls import protocol_problem, url_problem
+from ..templates import Template, TemplateError
 from .expansion import expand_tree
-from .limits import MAX_CONFIG_BYTES
-from .safe_yaml import safe_load, yaml_message
 
 __all__ = ["ON_DISK", "check_on_disk", "decode_text", "read_text", "resolve", "with_environment"]
 
@@ -129,7 +129,7 @@ def check_on_disk(
 def read_text(path: Path, key: str, problems: list[Problem]) -> str | None:
     """The UTF-8 text of *path*, or ``None`` with the reason added to *problems* at *key*.
 
-    At most :data:`~memconfig.config.limits.MAX_CONFIG_BYTES` + 1 bytes are
+    At most :data:`~memconfig.limits.MAX_CONFIG_BYTES` + 1 bytes are
     read, so a huge file (or ``/dev/zero``) is refused at once. A pipe given
     explicitly (``-c <(…)``) is read to its end.
     """
@@ -155,7 +155,7 @@ def read_text(path: Path, key: str, problems: list[Problem]) -> str | None:
 
 
 def decode_text(data: bytes) -> str:
-    """*data* (read with a bound of :data:`~memconfig.config.limits.MAX_CONFIG_BYTES` + 1) as UTF-8 text.
+    """*data* (read with a bound of :data:`~memconfig.limits.MAX_CONFIG_BYTES` + 1) as UTF-8 text.
 
     Raises:
         ValueError: it is over the bound, or not UTF-8 (the message gives the line and column).

@@ -1,6 +1,6 @@
 """``${VAR}`` expanded over a whole config tree, each problem reported at its key path.
 
-Kept apart from :mod:`memconfig.config.interpolation`, which expands one
+Kept apart from :mod:`memconfig.interpolation`, which expands one
 string and is imported by :mod:`memconfig.sources`: this module walks the
 config as plain data, so it also bounds its depth (a mapping built in Python
 may nest without end, or hold itself).
@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..exceptions import Problem
-from .interpolation import UnsetVariableError, expand_vars
-from .limits import MAX_CONFIG_DEPTH
-from .safe_yaml import Key
+from ..interpolation import UnsetVariableError, expand_vars
+from ..limits import MAX_CONFIG_DEPTH
+from ..safe_yaml import Key
 
 __all__ = ["expand_tree"]
 
@@ -31,7 +31,7 @@ def expand_tree(value: Any, path: str, problems: list[Problem], depth: int = 0) 
     not quoted either, since it may be part of a password. A mapping key that
     is not a string (YAML reads an unquoted ``on`` as ``True`` and ``1`` as a
     number) is a problem, and is left out; so is anything nested deeper than
-    :data:`~memconfig.config.limits.MAX_CONFIG_DEPTH`.
+    :data:`~memconfig.limits.MAX_CONFIG_DEPTH`.
     """
     if isinstance(value, str):
         if _KEEP_AS_WRITTEN.match(path):

@@ -21,9 +21,9 @@ from pydantic import BaseModel
 from pydantic_settings import EnvSettingsSource
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from ..interpolation import variable_names
+from ..safe_yaml import safe_compose
 from ..sources.redact import MASK, is_secret_key, mask, redact_url
-from .interpolation import variable_names
-from .safe_yaml import safe_compose
 
 if TYPE_CHECKING:
     from .schema import Config

@@ -1,6 +1,6 @@
 """``load_config``: a YAML file (or stream) in, a validated :class:`~memconfig.config.schema.Config` out.
 
-Kept apart from :mod:`memconfig.config.safe_yaml` because it needs the
+Kept apart from :mod:`memconfig.safe_yaml` because it needs the
 schema, whose checks read YAML too: the two in one module would import each
 other.
 """
@@ -14,9 +14,9 @@ from typing import BinaryIO
 import yaml
 
 from ..exceptions import ConfigError, Problem
+from ..limits import MAX_CONFIG_BYTES
+from ..safe_yaml import safe_load, yaml_message
 from .checks import decode_text, read_text
-from .limits import MAX_CONFIG_BYTES
-from .safe_yaml import safe_load, yaml_message
 from .schema import Config, working_folder
 
 __all__ = ["load_config", "load_config_stream"]
@@ -27,7 +27,7 @@ _KINDS = {list: "a list", str: "a string", int: "a number", float: "a number", b
 def load_config(path: str | os.PathLike[str]) -> Config:
     """Read, parse and validate a YAML config file.
 
-    No more than :data:`~memconfig.config.limits.MAX_CONFIG_BYTES` + 1 bytes
+    No more than :data:`~memconfig.limits.MAX_CONFIG_BYTES` + 1 bytes
     are read. Relative paths in the config resolve against the file's folder.
 
     Raises:
@@ -49,7 +49,7 @@ def load_config_stream(
     """Read, parse and validate a YAML config from a binary stream (standard input for ``-c -``).
 
     Args:
-        stream: Read to its end, or to :data:`~memconfig.config.limits.MAX_CONFIG_BYTES` + 1 bytes.
+        stream: Read to its end, or to :data:`~memconfig.limits.MAX_CONFIG_BYTES` + 1 bytes.
         file: What messages call it.
         base_dir: The folder relative paths resolve against when the config
             sets no ``base_dir``; defaults to the current folder.

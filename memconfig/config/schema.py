@@ -49,11 +49,12 @@ from ..format.presets import (
     unknown_preset,
     with_preset_defaults,
 )
-from ..format.templates import Template
+from ..interpolation import expand_vars
+from ..registry import APPENDERS, appenders, expanders, processors
 from ..sources.redact import Redactor, mask, redact_options, redact_url, variable_secrets
+from ..templates import MARKER_SLOTS, Template
 from .checks import ON_DISK, check_on_disk, resolve, with_environment
 from .expansion import expand_tree
-from .interpolation import expand_vars
 from .problems import problem_from_pydantic, problem_from_settings
 
 __all__ = [
@@ -67,13 +68,15 @@ __all__ = [
     "LoaderConfig",
     "LoggingConfig",
     "PresetConfig",
+    "ProcessorConfig",
     "SourceConfig",
     "TokensConfig",
 ]
 
 _HOST_PATTERN = re.compile(r"(\*\.)?([A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?")
+_SHAPED = frozenset({"glob", "discover"})  # the expanders a source's own key (not ``expander:``) chooses
 _SECTIONS = frozenset(
-    {"sources", "storage", "loader", "imports", "cache", "formatter", "presets", "appender", "logging"}
+    {"sources", "storage", "loader", "imports", "cache", "formatter", "presets", "appender", "processors", "logging"}
 )
 
 
@@ -181,6 +184,9 @@ class SourceConfig(_Model):
     glob: str | None = None
     discover: DiscoverConfig | None = None
     """Find files by name from the project root down to a folder (:mod:`memconfig.expand.discover`)."""
+    expander: str | None = None
+    """A registered expander (:data:`memconfig.registry.EXPANDERS`, a plugin's) that turns ``url`` into the
+    sources it stands for; ``glob`` and ``discover`` have keys of their own."""
     name: str | None = None
     required: bool = False
     storage_options: dict[str, Any] = Field(default_factory=_empty_dict)
@@ -214,10 +220,21 @@ class SourceConfig(_Model):
 
     _vars = field_validator("url", "glob")(_check_vars)
 
+    @field_validator("expander")
+    @classmethod
+    def _registered_expander(cls, value: str | None) -> str | None:
+        if value in _SHAPED:
+            raise ValueError(f"{value!r} is chosen by the source's shape: write '{value}:' instead of 'url:'")
+        if value is not None and expanders.get(value) is None:
+            raise ValueError(expanders.unknown(value))
+        return value
+
     @model_validator(mode="after")
     def _one_location(self) -> SourceConfig:
         if [self.url, self.glob, self.discover].count(None) != 2:
             raise ValueError("give exactly one of 'url' or 'glob' (or 'discover')")
+        if self.expander is not None and self.url is None:
+            raise ValueError("'expander' expands a 'url' ('glob' and 'discover' are expanders of their own)")
         if not self.written.strip():
             raise ValueError("the source location is empty")
         return self
@@ -356,8 +373,6 @@ class BudgetConfig(_Model):
     @classmethod
     def _valid_marker(cls, value: str | None) -> str | None:
         if value is not None:
-            from ..process.budget import MARKER_SLOTS  # the budget's own slot set
-
             Template(value, MARKER_SLOTS)
         return value
 
@@ -479,24 +494,44 @@ class AppenderConfig(_Model):
     @field_validator("format")
     @classmethod
     def _known_format(cls, value: str) -> str:
-        from ..append import APPENDERS  # the table of appenders, which needs nothing of the config
-
-        if value not in APPENDERS:
-            raise ValueError(f"unknown format {value!r}; choose one of: {', '.join(sorted(APPENDERS))}")
+        if appenders.get(value) is None:
+            raise ValueError(f"unknown format {value!r}; choose one of: {', '.join(appenders.names())}")
         return value
 
     @field_validator("separator", "position", "placement", "role", "cache_control")
     @classmethod
     def _honoured(cls, value: Any, info: ValidationInfo) -> Any:
         """A setting the configured format does not use is a mistake, unless it is left at its default."""
-        from ..append import APPENDERS
-
         name, format = info.field_name or "", info.data.get("format")
-        entry = APPENDERS.get(format) if isinstance(format, str) else None
+        entry = appenders.get(format) if isinstance(format, str) else None
         if entry is None or entry.honours is None or name in entry.honours or value == cls.model_fields[name].default:
             return value
         users = ", ".join(n for n, e in sorted(APPENDERS.items()) if e.honours is not None and name in e.honours)
         raise ValueError(f"has no effect with format {format!r} (it applies to: {users})")
+
+
+class ProcessorConfig(_Model):
+    """A registered processor (:data:`memconfig.registry.PROCESSORS`) by name, built from its options.
+
+    The listed processors run after the built-in cleaning and escaping and
+    before the budgets, in the order given; a bare name is a processor with no options.
+    """
+
+    name: str
+    options: dict[str, Any] = Field(default_factory=_empty_dict)
+    """Handed to the processor's ``from_config``."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_name(cls, data: Any) -> Any:
+        return {"name": data} if isinstance(data, str) else data
+
+    @field_validator("name")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        if processors.get(value) is None:
+            raise ValueError(processors.unknown(value))
+        return value
 
 
 class LoggingConfig(_Model):
@@ -534,6 +569,7 @@ class Config(BaseSettings):
     formatter: FormatterConfig = Field(default_factory=FormatterConfig)
     presets: dict[str, PresetConfig] = Field(default_factory=_empty_dict)
     appender: AppenderConfig = Field(default_factory=AppenderConfig)
+    processors: list[ProcessorConfig] = Field(default_factory=_empty_list)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
 
     _file: str | None = PrivateAttr(default=None)

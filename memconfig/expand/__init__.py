@@ -1,15 +1,17 @@
 """Expanders: one declared source in, child sources out (glob, discovery).
 
-A closed, read-only table from a source's ``expander`` name to the object
+:data:`EXPANDERS` is a read-only view of the open expander registry
+(:mod:`memconfig.registry`), from a source's ``expander`` name to the object
 that expands it. Children carry their parent's key in ``lineage`` and the
 expander's name in ``via``.
 """
 
 from __future__ import annotations
 
-from types import MappingProxyType
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from ..registry import EXPANDERS as _EXPANDERS
 from .discover import DiscoverExpander
 from .glob import GlobExpander
 
@@ -28,4 +30,5 @@ class Expander(Protocol):
     def expand(self, source: Source) -> list[Source]: ...
 
 
-EXPANDERS: MappingProxyType[str, Expander] = MappingProxyType({"glob": GlobExpander(), "discover": DiscoverExpander()})
+EXPANDERS: Mapping[str, Expander] = _EXPANDERS
+"""The expanders by name, each made when first asked for: memconfig's own and a plugin's alike."""

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import events
+from ..sources.specs import ROOT_MARKERS, DiscoverSpec
 from ..sources.urls import first_magic, literal_folder
 from ..stages import Spot
 from . import gitignore
@@ -46,9 +47,7 @@ if TYPE_CHECKING:
     from ..sources import Source
 
 __all__ = [
-    "ROOT_MARKERS",
     "DiscoverExpander",
-    "DiscoverSpec",
     "Walk",
     "candidates",
     "found_in",
@@ -61,39 +60,6 @@ _CHUNK = 1 << 16
 _SKIPPED_BELOW = frozenset({".git"})  # never searched by the downward scan
 _PATTERN_FLAGS = 0  # set on first use: wcmatch is imported only by a discovery with patterns
 
-#: What makes a folder a project root when nothing says otherwise: discoveries, imports and rules alike.
-ROOT_MARKERS: tuple[str, ...] = (".git",)
-
-
-@dataclass(frozen=True, slots=True)
-class DiscoverSpec:
-    """What a ``discover:`` source looks for, and where; made from the config when the pipeline is built.
-
-    Attributes:
-        names: the candidates in each folder, in order.
-        pick: ``first`` (one file a folder: the first candidate that counts) or ``all``.
-        start: the folder to walk down to, absolute; ``None``: the working directory at render time.
-        root_markers: names whose presence makes a folder the project root.
-        skip_blank: under ``pick: first``, a blank candidate is passed over (``False``: it
-            still ends the folder's search, and is then left out as ``empty`` by the loader).
-        max_dirs: how many folders below *start* to search too (``None``: none).
-        respect_gitignore: the downward search leaves out what git ignores.
-        patterns: globs relative to each folder; the files they match are candidates after *names*.
-        encoding, max_bytes: how a candidate is read to tell whether it is blank (the loader's).
-        max_matches: at most this many files a pattern takes in one folder (the loader's ``max_matches``).
-    """
-
-    names: tuple[str, ...]
-    patterns: tuple[str, ...] = ()
-    pick: str = "first"
-    start: str | None = None
-    root_markers: tuple[str, ...] = ROOT_MARKERS
-    skip_blank: bool = True
-    max_dirs: int | None = None
-    respect_gitignore: bool = True
-    encoding: str = "utf-8"
-    max_bytes: int = 1 << 20
-    max_matches: int = 1000
 
 
 @dataclass(frozen=True, slots=True)

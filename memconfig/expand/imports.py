@@ -39,10 +39,9 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from .discover import ROOT_MARKERS
+from ..sources.specs import ROOT_MARKERS, ImportSettings
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -52,8 +51,6 @@ __all__ = [
     "FAILED_MARKER",
     "MAX_IMPORTS",
     "START_MARKER",
-    "ImportRef",
-    "ImportSettings",
     "Token",
     "child_key",
     "find_tokens",
@@ -70,53 +67,6 @@ MAX_IMPORTS = 1000
 START_MARKER = "<!-- Imported from: {path} -->"
 END_MARKER = "<!-- End of import from: {path} -->"
 FAILED_MARKER = "<!-- Import failed: {path} - {reason} -->"
-
-Markers = Literal["none", "comments"]
-
-
-@dataclass(frozen=True, slots=True)
-class ImportSettings:
-    """How a source's imports are followed (a source without imports has none of these).
-
-    Attributes:
-        max_depth: the top file is depth 0; files down to this depth are inlined,
-            and a token in a file at this depth stays text (``import_depth``).
-        markers: ``comments`` wraps what is inlined in Gemini CLI's begin/end
-            comments and leaves a comment where an import failed; ``none`` inlines bare.
-        allow_home: ``@~/…`` imports from the home folder (which is then allowed too).
-        root_markers: what makes a folder the project root imports stay in: a discovery's
-            ``root_markers`` for the files it finds (a Mercurial project's ``.hg``), else ``.git``.
-    """
-
-    max_depth: int = 5
-    markers: Markers = "none"
-    allow_home: bool = False
-    root_markers: tuple[str, ...] = ROOT_MARKERS
-
-    @property
-    def token(self) -> str:
-        roots = "" if self.root_markers == ROOT_MARKERS else f",root_markers={','.join(self.root_markers)}"
-        return f"imports(max_depth={self.max_depth},markers={self.markers},allow_home={self.allow_home}{roots})"
-
-
-@dataclass(frozen=True, slots=True)
-class ImportRef:
-    """What makes a child source an import: the token that named it, and where it sits in its import tree.
-
-    Attributes:
-        written: the path as written after ``@`` (no ``?``, no trailing punctuation).
-        optional: the token ended in ``?``: missing is ``info``, not a warning.
-        depth: the top file is 0, a file it imports 1 …
-        chain: the resolved paths of the files from the top one down to this one (cycles are found in it).
-        root: the project root every file of the tree must lie in (resolved).
-    """
-
-    written: str
-    optional: bool
-    depth: int
-    chain: tuple[str, ...]
-    root: str
-
 
 class Token(NamedTuple):
     """One ``@path`` in a text: ``text[start:end]`` is the token (``@`` and ``?`` included)."""

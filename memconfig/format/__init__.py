@@ -1,8 +1,8 @@
 """The formatter stage: templates, presets (a read-only table) and the formatter that joins sections."""
 
+from ..templates import Template, TemplateError
 from .formatter import TemplateFormatter
 from .presets import DEFAULT_TEMPLATE, MEMORY_SLOT, PRESETS, SECTION_SLOTS, Preset
-from .templates import Template, TemplateError
 
 __all__ = [
     "DEFAULT_TEMPLATE",

@@ -27,16 +27,16 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..process.escaping import ClosingTags
+from ..closing import ClosingTags
 from ..render import Section
 from ..stages import Block
+from ..templates import Template
 from .markup import LayoutError, layout_problems, slot_contexts, wrappers
 from .presets import MEMORY_SLOT, PRESETS, SECTION_SLOTS, Preset, define_presets
-from .templates import Template
 
 if TYPE_CHECKING:
-    from ..config import Config
-    from ..sources import Source
+    from ..config.schema import FormatterConfig, PresetConfig
+    from ..sources.source import Source
 
 __all__ = ["TemplateFormatter", "escape_attribute"]
 
@@ -109,21 +109,24 @@ class TemplateFormatter:
         self.token = "template:" + hashlib.sha256(made_of.encode()).hexdigest()
 
     @classmethod
-    def from_config(cls, config: Config, sources: Sequence[Source] | None = None) -> TemplateFormatter:
-        """The formatter a config describes: its preset (built in or from ``presets:``) and overrides.
+    def from_config(
+        cls,
+        formatter: FormatterConfig,
+        sources: Sequence[Source] = (),
+        *,
+        presets: Mapping[str, PresetConfig] | None = None,
+        template_text: str | None = None,
+    ) -> TemplateFormatter:
+        """The formatter a config's ``formatter`` section describes: its preset (built in or defined) and overrides.
 
         Args:
-            sources: the config's sources as built (:func:`memconfig.sources.build_sources`),
-                for their titles; built here when not given.
+            sources: the config's sources as built (:func:`memconfig.sources.build_sources`), for their titles.
+            presets: the config's ``presets:`` section, which ``formatter.preset`` may name.
+            template_text: the text of ``formatter.template_file``, read when the config was loaded.
         """
-        presets, _ = define_presets(config.presets)
-        layout = config.formatter.layout(config.template_text, presets)
-        if sources is None and any(s.title is not None for s in config.sources):
-            from ..sources import build_sources  # only a config with titles needs them here
-
-            sources = build_sources(config)
-        titles = {s.key: s.title for s in sources or () if s.title is not None}
-        return cls(layout, titles)
+        defined, _ = define_presets(presets or {})
+        layout = formatter.layout(template_text, defined)
+        return cls(layout, {s.key: s.title for s in sources if s.title is not None})
 
     def __repr__(self) -> str:
         shown = {k: v for k, v in vars(self.layout).items() if k != "template"}

@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from ..process.escaping import begins_closing
+from ..closing import begins_closing
 from ..xmlnames import NAME_CHAR_CLASS, NAME_START_CLASS
 
 __all__ = ["LayoutError", "LayoutProblem", "enclosing", "layout_problems", "slot_contexts", "wrappers"]
@@ -154,7 +154,7 @@ def layout_problems(template: Parts, section: Parts, separator: str) -> tuple[La
     """Where the layout lets a slot's value end a wrapper or name an element, however the value is escaped.
 
     Args:
-        template, section: the parsed parts (:attr:`~memconfig.format.templates.Template.parts`).
+        template, section: the parsed parts (:attr:`~memconfig.templates.Template.parts`).
 
     Returns:
         One problem per cause, in the order found; none for a safe layout. A

@@ -54,8 +54,8 @@ from ..format import TemplateFormatter
 from ..format.formatter import BlockSizes
 from ..format.markup import enclosing
 from ..load.backend import BackendLoader, BackendResult
+from ..model import Lazy, Section, SourceRecord, Status
 from ..pipeline import Pipeline
-from ..render import Lazy, Section, SourceRecord
 from ..sources import Source
 from ..sources.redact import Redactor, url_secrets
 from ..stages import Block, Closing, Snapshot, StateCache
@@ -366,11 +366,12 @@ def _records(shown: Sequence[tuple[str, Source]], sections: Sequence[Section]) -
     for key, source in dict(shown).items():
         section = held.get(key)
         if section is not None:
-            records.append(SourceRecord(source.name, source.key, source.display_url, "loaded", sha256=section.sha256))
+            loaded = SourceRecord(source.name, source.key, source.display_url, Status.LOADED, sha256=section.sha256)
+            records.append(loaded)
         else:
             detail = "not in the state"
             records.append(
-                SourceRecord(source.name, source.key, source.display_url, "skipped", SkipReason.NOT_FOUND, detail)
+                SourceRecord(source.name, source.key, source.display_url, Status.SKIPPED, SkipReason.NOT_FOUND, detail)
             )
     return tuple(records)
 

@@ -93,7 +93,9 @@ class MemconfigMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         """The state key holding the paths in play (a list of paths), for ``rules: frontmatter`` sources."""
         self.state_schema = _private_state(self.state_key, self.meta_key, paths_key)
         appender = pipeline.appender
-        self.appender = appender if isinstance(appender, LangchainAppender) else LangchainAppender.from_config(config)
+        if not isinstance(appender, LangchainAppender):
+            appender = LangchainAppender.from_config(config.appender)
+        self.appender = appender
         self._loads: OrderedDict[tuple[str, PathsInPlay], Render] = OrderedDict()
         self._lock = threading.Lock()
         self._owns = False  # a pipeline it built itself (from_config, from_yaml) is its to close

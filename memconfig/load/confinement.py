@@ -20,7 +20,9 @@ from ..sources.hosts import HTTP, host_allowed, shown_host
 from ..sources.urls import LOCAL, chain, local_path_in, static_prefix
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from pathlib import Path
+
+    from ..config.schema import LoaderConfig
     from ..sources import Source
 
 __all__ = ["Confinement", "Roots"]
@@ -70,12 +72,10 @@ class Confinement:
         self.hosts = tuple(h.lower() for h in hosts) if hosts is not None else None
 
     @classmethod
-    def from_config(cls, config: Config) -> Confinement | None:
-        """The config's confinement, or ``None`` when it sets none (nothing to check)."""
-        opts = config.loader
+    def from_config(cls, opts: LoaderConfig, base: Path) -> Confinement | None:
+        """The confinement the ``loader`` settings set (roots relative to *base*, ``base_dir``), or ``None``."""
         if opts.allowed_roots is None and opts.allowed_protocols is None and opts.allowed_hosts is None:
             return None
-        base = config.base_path
         roots = None if opts.allowed_roots is None else [str(base / os.path.expanduser(r)) for r in opts.allowed_roots]
         return cls(roots, opts.allowed_protocols, opts.allowed_hosts)
 

@@ -19,14 +19,16 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
+import inspect
 import os
 import random
 import stat
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import fsspec.asyn
@@ -40,16 +42,23 @@ from ..sources.urls import chain, local_path_in
 from ..stages import LoadRequest, LoadResult, LocalCheck
 from .confinement import Confinement
 from .errors import classify, retry_after
+from .files import file_place, irregular_kind
 from .fingerprints import fingerprint, local_fingerprint, local_version
 from .reads import answers_with_info, is_http, is_s3, read_async, read_fd, s3_info
 from .watch import expect, finished
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from pathlib import Path
+
+    from ..config.schema import LoaderConfig
     from ..sources import Source
+    from ..stages import Loader
 
 __all__ = ["FsspecLoader", "ReadSettings", "local_fingerprint"]
 
+
+_NO_LOADERS: Mapping[str, Loader] = MappingProxyType({})
+_NO_ROUTES: Mapping[int, str] = MappingProxyType({})
 
 @dataclass(frozen=True, slots=True)
 class ReadSettings:
@@ -101,6 +110,9 @@ class FsspecLoader:
         expanders: the expanders by name, for sources that have one.
         confinement: the folders, protocols and hosts sources may reach (``None``: anything).
         max_matches: see :class:`ReadSettings`.
+        by_protocol: loaders of URL protocols of their own (a plugin's ``mydb://``, see
+            :func:`memconfig.load.protocols.protocol_loaders`): the sources with such a URL are
+            handed to that loader, once confinement allows them; every other one is read here.
     """
 
     def __init__(
@@ -117,6 +129,7 @@ class FsspecLoader:
         expanders: Mapping[str, Expander] = EXPANDERS,
         confinement: Confinement | None = None,
         max_matches: int = 1000,
+        by_protocol: Mapping[str, Loader] = _NO_LOADERS,
     ) -> None:
         allowed = confinement.token if confinement is not None else ""
         self.settings = ReadSettings(encoding, on_decode_error, max_bytes, blank_token, allowed, max_matches)
@@ -127,14 +140,30 @@ class FsspecLoader:
         self.is_blank = is_blank
         self.fingerprints = fingerprints
         self.expanders = expanders
+        self.by_protocol = by_protocol
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         self._limit: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
         self._prepared: tuple[Sequence[LocalCheck], list[tuple[Any, ...]]] | None = None  # see unchanged()
 
     @classmethod
-    def from_config(cls, config: Config, is_blank: Callable[[str], bool], blank_token: str) -> FsspecLoader:
-        opts = config.loader
+    def from_config(
+        cls,
+        opts: LoaderConfig,
+        base: Path,
+        *,
+        fingerprints: bool,
+        is_blank: Callable[[str], bool],
+        blank_token: str,
+        by_protocol: Mapping[str, Loader] = _NO_LOADERS,
+    ) -> FsspecLoader:
+        """The loader the ``loader`` settings describe (``allowed_roots`` against *base*, ``base_dir``).
+
+        Args:
+            fingerprints: fingerprint remote sources on a cold read (a cache policy that revalidates).
+            is_blank, blank_token: the cleaning's blank test, and what it tests.
+            by_protocol: the registered loaders of the sources' own protocols.
+        """
         return cls(
             encoding=opts.encoding,
             on_decode_error=opts.on_decode_error,
@@ -143,15 +172,19 @@ class FsspecLoader:
             backoff=opts.backoff,
             is_blank=is_blank,
             blank_token=blank_token,
-            fingerprints=config.cache.policy != "once",
-            confinement=Confinement.from_config(config),
+            fingerprints=fingerprints,
+            confinement=Confinement.from_config(opts, base),
             max_matches=opts.max_matches,
+            by_protocol=by_protocol,
         )
 
     @property
     def token(self) -> str:
         """What decides the text a source reads as: a state read under another token is read afresh."""
-        return repr(self.settings)
+        if not self.by_protocol:
+            return repr(self.settings)
+        others = ",".join(f"{p}={getattr(own, 'token', type(own).__qualname__)}" for p, own in self.by_protocol.items())
+        return f"{self.settings!r}|{others}"
 
     def __repr__(self) -> str:
         s = self.settings
@@ -174,7 +207,8 @@ class FsspecLoader:
         """
         slots: list[list[LoadResult] | None] = [None] * len(requests)
         expect(len(requests))  # a watcher (the CLI's progress display) is told; nothing happens if none is
-        remote = [(i, r) for i, r in enumerate(requests) if not r.source.in_process]
+        routed = self._routed(requests) if self.by_protocol else _NO_ROUTES
+        remote = [(i, r) for i, r in enumerate(requests) if not r.source.in_process and i not in routed]
         future = asyncio.run_coroutine_threadsafe(self._load_remote(remote), fsspec.asyn.get_loop()) if remote else None
         walks: list[int] = []
         for index, request in enumerate(requests):
@@ -194,6 +228,13 @@ class FsspecLoader:
                 raise
             for index, results in zip(walks, walked, strict=True):
                 slots[index] = results
+        if routed:
+            try:
+                yield from self._read_routed(requests, routed, slots)
+            except BaseException:
+                if future is not None:
+                    future.cancel()
+                raise
         if future is not None:
             try:
                 done = yield future
@@ -203,6 +244,37 @@ class FsspecLoader:
             for index, results in done:
                 slots[index] = results
         return [result for results in slots if results for result in results]
+
+    def _routed(self, requests: Sequence[LoadRequest]) -> dict[int, str]:
+        """The requests whose URL's protocol has a loader of its own: their index, and that protocol."""
+        found = {}
+        for index, request in enumerate(requests):
+            url = request.source.url
+            protocol, _, rest = url.partition("://")
+            if protocol in self.by_protocol and "::" not in rest:
+                found[index] = protocol
+        return found
+
+    def _read_routed(
+        self, requests: Sequence[LoadRequest], routed: Mapping[int, str], slots: list[list[LoadResult] | None]
+    ) -> Flow[None]:
+        """Hand each routed request to its protocol's loader (sync or async), once confinement allows it."""
+        by_loader: dict[str, list[int]] = {}
+        for index, protocol in routed.items():
+            source = requests[index].source
+            refused = self.confinement.refusal(source) if self.confinement is not None else None
+            if refused is not None:
+                slots[index] = [_skipped(source, *refused, time.perf_counter())]
+                finished(source.name)
+            else:
+                by_loader.setdefault(protocol, []).append(index)
+        for protocol, indexes in by_loader.items():
+            outcome = self.by_protocol[protocol].load([requests[i] for i in indexes])
+            if isinstance(outcome, Future) or inspect.isawaitable(outcome):
+                outcome = yield outcome
+            for index, result in zip(indexes, outcome, strict=True):
+                slots[index] = [result]
+                finished(result.source.name)
 
     def unchanged(self, checks: Sequence[LocalCheck]) -> bool:
         """Whether every local file still is as *checks* last saw it: one ``os.stat`` each, nothing read.
@@ -537,18 +609,9 @@ def _is_directory(source: Source, exc: BaseException) -> bool:
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 _STEADY_ATTEMPTS = 3
-_KINDS = {
-    stat.S_IFIFO: "a FIFO",
-    stat.S_IFSOCK: "a socket",
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-    stat.S_IFDIR: "a directory",
-}
-
-
 def _not_regular(source: Source, info: os.stat_result, started: float) -> LoadResult:
     """A path that is not a regular file; its fingerprint lets a revalidation see it is still the same."""
-    kind = _KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file")
+    kind = irregular_kind(info.st_mode)
     if stat.S_ISDIR(info.st_mode):
         return _skipped(source, SkipReason.IS_DIRECTORY, "is a directory", started)
     detail = f"is {kind}, not a regular file"
@@ -570,7 +633,7 @@ def _irregular_link(source: Source) -> tuple[SkipReason, str] | None:
         except OSError:
             continue  # the read reports it
         if not stat.S_ISREG(info.st_mode):
-            kind = _KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file")
+            kind = irregular_kind(info.st_mode)
             return SkipReason.NOT_REGULAR_FILE, f"{source.redact(path)} is {kind}, not a regular file"
     return None
 
@@ -584,12 +647,8 @@ def _opened_path(fd: int, path: str) -> str:
 
 
 def _in_file(result: LoadResult, info: os.stat_result) -> LoadResult:
-    """*result* with the local file it read as its place: every path to one file (links, ``..``) gives the same.
-
-    The file's version is part of it: an inode freed by a replaced file and
-    reused by another one read in the same pass is not taken for the first.
-    """
-    result.place = f"file-id:{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}"
+    """*result* with the local file it read as its place (:func:`~memconfig.load.files.file_place`)."""
+    result.place = file_place(info)
     return result
 
 

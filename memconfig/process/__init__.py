@@ -1,9 +1,11 @@
 """Processors: the steps between the cache and the formatter, sections in, sections out."""
 
-from .chain import BUILT_IN, Drop, Note, Placed, Processed, ProcessorChain, Rule
-from .cleaning import Cleaning, StripBOM, StripHTMLComments, TextStep
+from .chain import BUILT_IN, Placed, ProcessorChain, Rule
+from .cleaning import Cleaning, StripBOM, StripHTMLComments
 from .escaping import EscapeClosingTags
 from .frontmatter import StripFrontmatter, StripFrontmatterOf
+from .records import Drop, Note, Processed
+from .text import TextStep
 
 __all__ = [
     "BUILT_IN",

@@ -36,13 +36,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from ..closing import ClosingTags
 from ..exceptions import BudgetExceeded, ConfigError, Problem
 from ..failures import SkipReason
-from ..format.templates import Template, TemplateError
 from ..render import Section
 from ..stages import Block, Processor
-from .chain import Note, Processed
-from .escaping import ClosingTags
+from ..templates import MARKER_SLOTS, Template, TemplateError
+from .records import Note, Processed
 from .tokens import CHARACTERS, Counter, token_counter
 
 if TYPE_CHECKING:
@@ -53,7 +53,6 @@ if TYPE_CHECKING:
 __all__ = [
     "BYTES",
     "DEFAULT_MARKER",
-    "MARKER_SLOTS",
     "Budgets",
     "ByteBudget",
     "Limit",
@@ -64,8 +63,6 @@ __all__ = [
     "cut_lines",
 ]
 
-#: A marker's slots: the source's ``{name}`` and ``{path}``, how much was ``{cut}`` and ``{kept}``, in ``{unit}``.
-MARKER_SLOTS = frozenset({"name", "path", "cut", "kept", "unit"})
 DEFAULT_MARKER = "[… {name} cut here: {cut} more {unit} not shown]"
 _NEWLINE = re.compile("\n")
 
@@ -95,7 +92,7 @@ class Limit:
 
 
 class Marker:
-    """The text left where a source was cut: a template over :data:`MARKER_SLOTS`; ``""`` leaves none."""
+    """The text left where a source was cut: a template over :data:`~memconfig.templates.MARKER_SLOTS`; ``""``: none."""
 
     def __init__(self, text: str | None = None, neutralise: Callable[[str], str] | None = None) -> None:
         self.template = Template(DEFAULT_MARKER if text is None else text, MARKER_SLOTS)

@@ -7,17 +7,16 @@ block), unless :class:`Placed` before or after a built-in rule by name.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Any, NamedTuple
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from ..failures import SkipReason
 from ..render import Section
 from ..stages import PathsProcessor, Processor
-from .cleaning import TextStep
+from .records import NO_REASONS, Drop, Note, Processed
+from .text import TextStep
 
-__all__ = ["BUILT_IN", "Drop", "Note", "Placed", "Processed", "ProcessorChain", "Rule", "ordered"]
+__all__ = ["BUILT_IN", "Placed", "ProcessorChain", "Rule", "ordered"]
 
 BUILT_IN: tuple[str, ...] = ("rules", "bom", "frontmatter", "html_comments", "escaping", "budgets")
 """The built-in rules' names, in the order they run.
@@ -77,8 +76,11 @@ class Placed:
         return BUILT_IN.index(self.after), 1
 
 
-def ordered(built_in: Sequence[Rule], users: Sequence[Processor | Placed]) -> list[Rule]:
+def ordered(built_in: Sequence[Rule], users: Sequence[Processor | Rule | Placed]) -> list[Rule]:
     """The chain's rules: the built-in ones in :data:`BUILT_IN` order, each of the user's at its spot.
+
+    A user's bare processor or :class:`Rule` (one named by the caller) runs after
+    ``escaping``, before ``budgets``, in the order given.
 
     Raises:
         ValueError: a built-in rule named outside :data:`BUILT_IN`.
@@ -91,6 +93,8 @@ def ordered(built_in: Sequence[Rule], users: Sequence[Processor | Placed]) -> li
     for user in users:
         if isinstance(user, Placed):
             keyed.append(((*user.spot, len(keyed)), user.rule))
+        elif isinstance(user, Rule):
+            keyed.append(((_USERS, 1, len(keyed)), user))
         else:
             keyed.append(((_USERS, 1, len(keyed)), Rule(_name_of(user), user)))
     return [rule for _, rule in sorted(keyed, key=lambda item: item[0])]
@@ -100,45 +104,6 @@ def _name_of(processor: Processor) -> str:
     return type(processor).__name__
 
 
-class Drop(NamedTuple):
-    """A section a processor took out of the prompt (or left with no text)."""
-
-    section: Section
-    reason: SkipReason
-    processor: str
-    detail: str = ""
-
-
-class Note(NamedTuple):
-    """Something a processor did to a section it kept (a cut, an escape): logged as *event*, with *fields*.
-
-    *event* is one of :data:`memconfig.events.EVENTS` (``source_truncated``,
-    ``content_escaped``); *section* is the section as it came in.
-    """
-
-    section: Section
-    event: str
-    fields: Mapping[str, Any]
-    processor: str = ""
-
-
-_NO_REASONS: Mapping[str, tuple[SkipReason, str]] = MappingProxyType({})
-
-
-@dataclass(frozen=True, slots=True)
-class Processed:
-    """What a processor may return instead of bare sections, to say what it did.
-
-    Attributes:
-        sections: the sections that go on, as a bare return would be.
-        notes: what it did to sections it kept.
-        reasons: for a section it left out, by key, why (``reason``, ``detail``);
-            one not listed is ``dropped``.
-    """
-
-    sections: Sequence[Section]
-    notes: Sequence[Note] = ()
-    reasons: Mapping[str, tuple[SkipReason, str]] = field(default_factory=lambda: _NO_REASONS)
 
 
 class ProcessorChain:
@@ -184,7 +149,7 @@ class ProcessorChain:
         notes: list[Note] = []
         for processor, takes_paths in self._steps:
             returned = processor(current, paths) if takes_paths else processor(current)  # type: ignore[call-arg]
-            reasons = _NO_REASONS
+            reasons = NO_REASONS
             if isinstance(returned, Processed):
                 notes += [note._replace(processor=note.processor or processor.token) for note in returned.notes]
                 reasons = returned.reasons

@@ -13,11 +13,12 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..render import Section
+from .frontmatter import StripFrontmatter, StripFrontmatterOf
+from .text import TextStep
 
 if TYPE_CHECKING:
-    from ..format import Preset
-    from ..sources import Source
+    from ..format.presets import Preset
+    from ..sources.source import Source
     from ..stages import Processor
 
 __all__ = ["Cleaning", "StripBOM", "StripHTMLComments", "TextStep"]
@@ -25,25 +26,6 @@ __all__ = ["Cleaning", "StripBOM", "StripHTMLComments", "TextStep"]
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _SPACE = re.compile(r"\s*")
 _BOM = "\ufeff"
-
-
-class TextStep:
-    """A processor that rewrites each section's text with :meth:`clean`; its token is its class and fields."""
-
-    def clean(self, text: str) -> str:
-        raise NotImplementedError
-
-    @property
-    def token(self) -> str:
-        return repr(self)
-
-    def __call__(self, sections: Sequence[Section]) -> list[Section]:
-        clean = self.clean
-        out = []
-        for section in sections:
-            text = clean(section.text)
-            out.append(section if text is section.text else section.with_text(text))
-        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +64,6 @@ class Cleaning:
         strip_frontmatter: bool | Mapping[str, bool] = False,
         strip_bom: bool = True,
     ) -> None:
-        from .frontmatter import StripFrontmatter, StripFrontmatterOf  # it is a TextStep: imported once this is made
-
         self.strip_html_comments = strip_html_comments
         if isinstance(strip_frontmatter, Mapping):
             choices = set(strip_frontmatter.values())

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ..render import Section
-from .cleaning import TextStep
+from .text import TextStep
 
 __all__ = ["Frontmatter", "StripFrontmatter", "StripFrontmatterOf", "split_frontmatter", "strip_frontmatter"]
 

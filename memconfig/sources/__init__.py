@@ -1,7 +1,6 @@
 """Sources as the pipeline uses them: resolved URLs, merged options, redaction."""
 
-from .options import merge_options
 from .source import Source, build_sources
 from .urls import protocol_problem, resolve_url
 
-__all__ = ["Source", "build_sources", "merge_options", "protocol_problem", "resolve_url"]
+__all__ = ["Source", "build_sources", "protocol_problem", "resolve_url"]

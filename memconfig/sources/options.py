@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .hosts import HTTP, HostGuard
-
-if TYPE_CHECKING:
-    from ..config import Config
 
 __all__ = ["defaults_for", "merge_options", "options_for"]
 
@@ -17,10 +14,11 @@ _S3 = frozenset({"s3", "s3a"})
 
 def options_for(
     protocols: Sequence[str],
-    config: Config,
+    storage: Mapping[str, Mapping[str, Any]],
+    named: Mapping[str, Any],
     own: Mapping[str, Any],
-    credentials: str | None,
-    timeout: float | None = None,
+    seconds: float,
+    allowed: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The storage options handed to fsspec for a URL whose chain has these protocols.
 
@@ -37,19 +35,20 @@ def options_for(
     what the source gives it.
 
     Under all of them lie memconfig's defaults (:func:`defaults_for`, which
-    need the source's *timeout*, else ``loader.timeout``); over all of them,
-    for HTTP when ``loader.allowed_hosts`` is set, the guard that checks every
+    need the source's timeout in *seconds*); over all of them, for HTTP when
+    ``loader.allowed_hosts`` is set (*allowed*), the guard that checks every
     request's host (:class:`~memconfig.sources.hosts.HostGuard`), which the
     user cannot take away.
+
+    Args:
+        storage: the config's ``storage`` section; *named*: the entry of the
+            ``credentials_file`` the source names (``{}``: none); *own*: its ``storage_options``.
     """
-    storage = config.storage
-    seconds = config.loader.timeout if timeout is None else timeout
-    allowed = config.loader.allowed_hosts
     defaults = {protocol: defaults_for(protocol, seconds) for protocol in protocols}
     guards = {protocol: _guard(protocol, allowed) for protocol in protocols}
     if (
         not own
-        and credentials is None
+        and not named
         and not any(protocol in storage for protocol in protocols)
         and not any(defaults.values())
         and not any(guards.values())
@@ -58,7 +57,6 @@ def options_for(
     inner = protocols[-1]
     nested = {k: v for k, v in own.items() if k in protocols and isinstance(v, Mapping)}
     flat = {k: v for k, v in own.items() if k not in nested}
-    named = config.credentials_table.get(credentials, {}) if credentials is not None else {}
     merged = {
         protocol: merge_options(
             defaults[protocol],

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 from urllib.parse import unquote
 
-from ..config.interpolation import expand_vars_traced
+from ..interpolation import expand_vars_traced
 
 __all__ = [
     "MASK",

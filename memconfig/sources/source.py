@@ -16,9 +16,10 @@ from urllib.parse import quote
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
-from ..config.interpolation import expand_vars_traced
+from ..interpolation import expand_vars_traced
 from .options import options_for
 from .redact import Redactor, is_secret_key, url_secrets, userinfo_spans
+from .specs import DiscoverSpec, ImportRef, ImportSettings
 from .urls import IN_PROCESS, absolute, chain, local_resolver, match_key
 
 if TYPE_CHECKING:
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
 
     from ..config import Config
     from ..config.schema import SourceConfig
-    from ..expand.discover import DiscoverSpec
-    from ..expand.imports import ImportRef, ImportSettings
 
 __all__ = ["Source", "build_sources"]
 
@@ -63,6 +62,7 @@ class Source:
         rules: ``"frontmatter"``: a rule file (or a glob of them) applied by its frontmatter; a child has its parent's.
         discover: what a discovery looks for, and from where (expanded by the ``discover``
             expander); *url* is then its start folder (``<cwd>``: the working directory at render time).
+        expanded_by: the registered expander (a plugin's) the config named for *url* (``expander:``).
     """
 
     key: str
@@ -83,6 +83,7 @@ class Source:
     strip_frontmatter: bool | None = None
     rules: str | None = None
     discover: DiscoverSpec | None = field(default=None, repr=False)
+    expanded_by: str | None = None
     display_url: str = field(init=False, repr=False)
     """The URL with credentials masked: the only form that is logged."""
     chained: bool = field(init=False, repr=False)
@@ -115,12 +116,12 @@ class Source:
     @property
     def expander(self) -> str | None:
         """The name of the expander that turns this source into children, if any."""
-        return "glob" if self.glob else "discover" if self.discover is not None else None
+        return "glob" if self.glob else "discover" if self.discover is not None else self.expanded_by
 
     @property
     def local_path(self) -> str | None:
         """The path on this machine's filesystem, for a plain local file (not a glob)."""
-        if self.glob or self.discover is not None or self.fs_path is None:
+        if self.glob or self.discover is not None or self.expanded_by is not None or self.fs_path is None:
             return None
         if not isinstance(self.fs_path[0], LocalFileSystem):
             return None
@@ -155,6 +156,7 @@ class Source:
             url=url,
             glob=False,
             discover=None,
+            expanded_by=None,
             lineage=(*self.lineage, self.key),
             via=via,
             fs_path=fs_path,
@@ -233,9 +235,12 @@ def build_sources(config: Config) -> list[Source]:
             redact = _NO_SECRETS if plain else Redactor({}, [*url_secrets(url), *known])
         else:
             expanded, hidden = _expand_url(written)
-            url = absolute(expanded, config, resolve)
+            url = absolute(expanded, resolve)
             protocols = [part.protocol or "file" for part in chain(url)]
-            options = options_for(protocols, config, item.storage_options, item.credentials, item.timeout)
+            named = config.credentials_table.get(item.credentials, {}) if item.credentials is not None else {}
+            seconds = config.loader.timeout if item.timeout is None else item.timeout
+            allowed = config.loader.allowed_hosts
+            options = options_for(protocols, config.storage, named, item.storage_options, seconds, allowed)
             secrets = [*url_secrets(url), *hidden, *known]
             redact = Redactor(options, secrets) if options or secrets else _NO_SECRETS
         key = redact(written)
@@ -253,6 +258,7 @@ def build_sources(config: Config) -> list[Source]:
                 title=None if item.title is None else redact(item.title),
                 strip_frontmatter=item.strip_frontmatter,
                 rules=item.rules,
+                expanded_by=item.expander,
             )
         )
     return _with_imports(config, out)
@@ -272,8 +278,6 @@ def _with_imports(config: Config, sources: list[Source]) -> list[Source]:
 
 def _discovery(config: Config, item: SourceConfig, resolve: Callable[[str], str]) -> Source:
     """A ``discover:`` source: local folders only; a ``from`` given is resolved against ``base_dir`` now."""
-    from ..expand.discover import DiscoverSpec  # the expander's own record of what to look for
-
     assert item.discover is not None
     found, down = item.discover, item.discover.down
     start = None if found.from_ is None else resolve(expand_vars_traced(found.from_)[0])

@@ -13,17 +13,15 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 import fsspec
 from fsspec.core import split_protocol
 
-from ..config.interpolation import expand_vars
+from ..interpolation import expand_vars
+from ..registry import loaders
 from .redact import redact_url
-
-if TYPE_CHECKING:
-    from ..config import Config
 
 __all__ = [
     "EXTRAS",
@@ -39,6 +37,7 @@ __all__ = [
     "local_path_in",
     "match_key",
     "protocol_problem",
+    "registered_protocol",
     "resolve_url",
     "url_problem",
 ]
@@ -154,21 +153,17 @@ def literal_folder(pattern: str, *, braces: bool = False) -> str:
     return "/".join(parts[: len(parts) - 1 if found is None else found])
 
 
-def resolve_url(written: str, config: Config) -> str:
-    """Expand ``${VAR}`` and ``~`` and make local parts of a (chained) URL absolute against ``base_dir``.
+def resolve_url(written: str, base: Path) -> str:
+    """Expand ``${VAR}`` and ``~`` and make local parts of a (chained) URL absolute against *base* (``base_dir``).
 
     Local parts are plain paths, ``file://`` and ``local://`` URLs, and the
     repository of a ``git://repo:ref@path`` URL (none given: ``base_dir``).
     """
-    return absolute(expand_vars(written), config)
+    return absolute(expand_vars(written), local_resolver(base))
 
 
-def absolute(url: str, config: Config, resolve: Callable[[str], str] | None = None) -> str:
-    """*url* (expanded) with its local parts made absolute, as :func:`resolve_url` says.
-
-    *resolve* (from :func:`local_resolver`) saves asking *config* for its base folder per source.
-    """
-    resolve = resolve or local_resolver(config.base_path)
+def absolute(url: str, resolve: Callable[[str], str]) -> str:
+    """*url* (expanded) with its local parts made absolute by *resolve* (from :func:`local_resolver`)."""
     parts = []
     for part in chain(url):
         if part.protocol is None:
@@ -206,12 +201,15 @@ def local_resolver(base: Path) -> Callable[[str], str]:
 
 
 def protocol_problem(written: str) -> str | None:
-    """Why the filesystem for a URL cannot be used here, or ``None``."""
+    """Why neither a filesystem nor a registered loader can read a URL here, or ``None``."""
     try:
         url = expand_vars(written)
     except ValueError:
         return None  # reported by the config's own validation
-    for part in chain(url):
+    parts = chain(url)
+    if len(parts) == 1 and registered_protocol(url) is not None:
+        return None
+    for part in parts:
         protocol = part.protocol
         if protocol is None or protocol in LOCAL:
             continue
@@ -222,8 +220,26 @@ def protocol_problem(written: str) -> str | None:
             hint = f"pip install 'memconfig[{extra}]'" if extra else str(exc)
             return f"the {protocol}:// filesystem is not installed ({hint})"
         except ValueError:
-            return f"unknown protocol {protocol!r}; is its fsspec package installed?"
+            known = ", ".join(loaders.names()) or "none"
+            return f"unknown protocol {protocol!r}; is its fsspec package installed? (registered loaders: {known})"
     return None
+
+
+def registered_protocol(url: str) -> str | None:
+    """The protocol of *url* when a loader is registered for it (:data:`memconfig.registry.LOADERS`), else ``None``.
+
+    Only a URL that is not chained has one. A protocol registered from Python
+    wins; one that fsspec knows is fsspec's unless so registered, so reading
+    an ``s3://`` URL never reads the plugins' entry points.
+    """
+    protocol, found, rest = url.partition("://")
+    if not found or "::" in rest or protocol in LOCAL or not protocol:
+        return None
+    if loaders.get(protocol, scan=False) is not None:
+        return protocol
+    if protocol in fsspec.available_protocols():
+        return None
+    return protocol if loaders.get(protocol) is not None else None
 
 
 def url_problem(written: str) -> str | None:

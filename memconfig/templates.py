@@ -12,7 +12,10 @@ from __future__ import annotations
 import string
 from collections.abc import Collection, Mapping
 
-__all__ = ["Template", "TemplateError"]
+__all__ = ["MARKER_SLOTS", "Template", "TemplateError"]
+
+#: A marker's slots: the source's ``{name}`` and ``{path}``, how much was ``{cut}`` and ``{kept}``, in ``{unit}``.
+MARKER_SLOTS = frozenset({"name", "path", "cut", "kept", "unit"})
 
 _parser = string.Formatter()
 

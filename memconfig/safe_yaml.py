@@ -7,9 +7,9 @@ Kept apart because two files are YAML: the config itself
 PyYAML's composer and constructor are recursive and expand aliases without
 bound, so nodes are composed here, in Python, over the events of libyaml's
 parser (fast, and not recursive): a document that nests deeper than
-:data:`~memconfig.config.limits.MAX_CONFIG_DEPTH` or whose aliases expand
-beyond :data:`~memconfig.config.limits.MAX_CONFIG_NODES` values (or
-:data:`~memconfig.config.limits.MAX_CONFIG_TEXT` characters) is refused while
+:data:`~memconfig.limits.MAX_CONFIG_DEPTH` or whose aliases expand
+beyond :data:`~memconfig.limits.MAX_CONFIG_NODES` values (or
+:data:`~memconfig.limits.MAX_CONFIG_TEXT` characters) is refused while
 it is read, at the line and column where it crossed the bound.
 """
 
@@ -49,7 +49,7 @@ class Key(NamedTuple):
 
 
 class LimitError(MarkedYAMLError):
-    """A document crossed one of the bounds of :mod:`memconfig.config.limits`; not a syntax error."""
+    """A document crossed one of the bounds of :mod:`memconfig.limits`; not a syntax error."""
 
     def __init__(self, problem: str, mark: Any) -> None:
         super().__init__(problem=problem, problem_mark=mark)

@@ -1,0 +1,239 @@
+"""One story of a render: ``render``, ``explain`` and ``audit`` (table, JSON, ``--at``, HTML) agree, source by source.
+
+Each case runs the real CLI over real files, the render logging to a JSON-lines
+file at ``info`` (as a deployment would), and then asks every report about the
+same source: the block's manifest is what the audit reads, so a source the
+render left out is out in every report, under the name the user gave it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import re
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cli import memconfig
+from structlog.testing import capture_logs
+
+from memconfig import Config, Pipeline
+
+
+@dataclass(frozen=True)
+class Reports:
+    """What every report says after the renders of one case."""
+
+    table: str
+    data: dict[str, Any]
+    at: dict[str, Any]
+    at_table: str
+    page: str
+
+    def source(self, key: str) -> dict[str, Any]:
+        """The audit's JSON summary of *key*."""
+        return next(s for s in self.data["sources"] if s["source"] == key)
+
+    def held(self, key: str) -> dict[str, Any] | None:
+        """The ``--at`` JSON row of *key* (at the last render), or None when that render had no such source."""
+        return next((s for s in self.at["at"]["sources"] if s["source"] == key), None)
+
+    def row(self, label: str) -> list[str]:
+        """The sources table's row of the source shown as *label*, its cells split on runs of spaces."""
+        line = next(line for line in self.table.splitlines() if line.startswith(label + " "))
+        return re.split(r"\s{2,}", line[len(label) :].strip())
+
+    def attention(self) -> str:
+        """The text of the HTML page's first section: what is, or was, out of the prompt."""
+        section = self.page.split('id="attention"', 1)[1].split("<h2", 1)[0]
+        return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", section)).split())
+
+
+def render(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``memconfig render`` in *folder* over its ``memconfig.yaml``, appending its events to ``log.jsonl``."""
+    return memconfig("render", "-c", "memconfig.yaml", "--log-file", "log.jsonl", *args, cwd=folder)
+
+
+def explained(folder: Path) -> list[dict[str, Any]]:
+    """``memconfig explain --format json``'s sources, glob matches flattened in prompt order."""
+    done = memconfig("explain", "-c", "memconfig.yaml", "--format", "json", cwd=folder)
+    assert done.returncode == 0, done.stderr
+
+    def flat(sources: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [item for s in sources for item in [s, *flat(s["matches"])]]
+
+    return flat(json.loads(done.stdout)["sources"])
+
+
+def reports(folder: Path) -> Reports:
+    """Every audit of the case's log, at the time of its last render."""
+    log = folder / "log.jsonl"
+    last = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()][-1]["timestamp"]
+    table = memconfig("audit", str(log), cwd=folder)
+    data = memconfig("audit", str(log), "--format", "json", cwd=folder)
+    at = memconfig("audit", str(log), "--at", last, "--format", "json", cwd=folder)
+    at_table = memconfig("audit", str(log), "--at", last, cwd=folder)
+    page = folder / "report.html"
+    written = memconfig("audit", str(log), "--html", str(page), cwd=folder)
+    for done in (table, data, at, at_table, written):
+        assert done.returncode == 0, done.stderr
+    return Reports(table.stdout, json.loads(data.stdout), json.loads(at.stdout), at_table.stdout, page.read_text())
+
+
+def write(folder: Path, config: str, files: dict[str, str]) -> None:
+    (folder / "memconfig.yaml").write_text(config, encoding="utf-8")
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+TS_RULE = "---\nglobs: src/**/*.ts\nalwaysApply: false\n---\nUse strict TypeScript.\n"
+
+
+def test_a_rule_that_did_not_apply_is_out_of_the_prompt_in_every_report(tmp_path: Path) -> None:
+    """No --path matched the rule: the block lacks it, and the audit says not_applicable (its skip is at debug)."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    write(
+        tmp_path,
+        "version: 1\n"
+        "sources:\n  - AGENTS.md\n  - {glob: '.cursor/rules/*.mdc', rules: frontmatter}\n"
+        "formatter: {preset: plain}\n",
+        {"AGENTS.md": "Be brief.\n", ".cursor/rules/ts.mdc": TS_RULE},
+    )
+    done = render(tmp_path, "--path", "README.md")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Be brief."
+    key = ".cursor/rules/ts.mdc"
+    seen = reports(tmp_path)
+    assert seen.source(key)["last_status"] == "skipped"
+    assert seen.source(key)["last_reason"] == "not_applicable"
+    held = seen.held(key)
+    assert held is not None and not held["in_prompt"] and held["reason"] == "not_applicable"
+    assert seen.held("AGENTS.md")["in_prompt"]  # type: ignore[index]
+    assert seen.row(key)[:2] == ["skipped", "not_applicable"]
+    assert "ts.mdc" in seen.attention() and "not_applicable" in seen.attention()
+
+
+def test_a_deleted_glob_match_is_no_longer_in_the_prompt(tmp_path: Path) -> None:
+    """b.md deleted between two renders: the second block's manifest lacks it, so every report has it out."""
+    write(
+        tmp_path,
+        "version: 1\nsources:\n  - {glob: 'notes/*.md'}\nformatter: {preset: plain}\n",
+        {"notes/a.md": "Note A.\n", "notes/b.md": "Note B.\n"},
+    )
+    assert render(tmp_path).stdout.strip() == "Note A.\n\nNote B."
+    (tmp_path / "notes" / "b.md").unlink()
+    assert render(tmp_path).stdout.strip() == "Note A."
+    assert [m["key"] for m in explained(tmp_path)] == ["notes/*.md", "notes/a.md"]
+    seen = reports(tmp_path)
+    gone = "notes/b.md"
+    assert seen.source(gone)["last_status"] == "removed"
+    assert seen.held(gone) is None  # the last render's block had no such source
+    assert seen.held("notes/a.md")["in_prompt"]  # type: ignore[index]
+    assert seen.row(gone)[0] == "removed"
+    assert "b.md" in seen.attention() and "removed" in seen.attention()
+
+
+def test_a_glob_match_a_declared_source_holds_is_a_duplicate_everywhere(tmp_path: Path) -> None:
+    """AGENTS.md declared, then matched by *.md: it is in once, first; explain says the match is a duplicate too."""
+    write(
+        tmp_path,
+        "version: 1\nsources:\n  - AGENTS.md\n  - {glob: 'docs/*.md'}\nformatter: {preset: plain}\n",
+        {"docs/AGENTS.md": "Shared rules.\n", "docs/extra.md": "Extra.\n"},
+    )
+    (tmp_path / "AGENTS.md").symlink_to(tmp_path / "docs" / "AGENTS.md")
+    done = render(tmp_path)
+    assert done.stdout.strip() == "Shared rules.\n\nExtra."
+    planned = {m["key"]: m for m in explained(tmp_path)}
+    assert planned["AGENTS.md"]["verdict"] == "read"
+    match = planned["docs/AGENTS.md"]
+    assert (match["verdict"], match["reason"]) == ("skipped", "duplicate")
+    assert match["detail"] == "the same file as 'AGENTS.md'"
+    assert planned["docs/extra.md"]["verdict"] == "read"
+    seen = reports(tmp_path)
+    assert seen.source("docs/AGENTS.md")["last_reason"] == "duplicate"
+    assert not seen.held("docs/AGENTS.md")["in_prompt"]  # type: ignore[index]
+    assert seen.held("AGENTS.md")["in_prompt"]  # type: ignore[index]
+
+
+def test_a_required_source_that_failed_is_named_as_the_user_named_it(tmp_path: Path) -> None:
+    """`name: team-rules`: the error, the failed render in the audit and the HTML page all say team-rules."""
+    write(
+        tmp_path,
+        "version: 1\nsources:\n  - {url: missing.md, name: team-rules, required: true}\nformatter: {preset: plain}\n",
+        {},
+    )
+    done = render(tmp_path)
+    assert done.returncode == 1
+    url = str(tmp_path / "missing.md")
+    assert f"source 'team-rules' ({url}) was not loaded and the render needs it: not_found" in done.stderr
+    planned = explained(tmp_path)[0]
+    assert (planned["name"], planned["verdict"], planned["reason"]) == ("team-rules", "skipped", "not_found")
+    seen = reports(tmp_path)
+    failure = seen.data["renders"][-1]["failures"][0]
+    assert (failure["name"], failure["url"], failure["reason"]) == ("team-rules", url, "not_found")
+    assert seen.row(f"team-rules ({url})")[:2] == ["skipped", "not_found"]
+    assert f"team-rules ({url}): not_found" in seen.attention()
+
+
+def test_a_source_skipped_then_recovered_keeps_its_history(tmp_path: Path) -> None:
+    """notes.md missing at first, then written: in the prompt now, and the page still lists its not_found skip."""
+    config = "version: 1\nsources:\n  - AGENTS.md\n  - notes.md\nformatter: {preset: plain}\n"
+    write(tmp_path, config, {"AGENTS.md": "A.\n"})
+    assert render(tmp_path).stdout.strip() == "A."
+    (tmp_path / "notes.md").write_text("N.\n", encoding="utf-8")
+    assert render(tmp_path).stdout.strip() == "A.\n\nN."
+    assert [p["verdict"] for p in explained(tmp_path)] == ["read", "read"]
+    seen = reports(tmp_path)
+    notes = seen.source("notes.md")
+    assert notes["last_status"] == "loaded" and notes["skips"] == {"not_found": 1}
+    assert seen.held("notes.md")["in_prompt"]  # type: ignore[index]
+    assert seen.row("notes.md")[0] == "loaded"
+    top = seen.attention()
+    assert "notes.md" in top and "not_found: 1" in top
+    assert "AGENTS.md" not in top  # in the prompt every time
+
+
+def test_every_render_names_a_manifest_logged_once_per_block(tmp_path: Path) -> None:
+    """Each prompt_built's sha256 has a prompt_manifest before it; unchanged turns log no new one, an edit does."""
+    (tmp_path / "AGENTS.md").write_text("A.\n", encoding="utf-8")
+    config = {
+        "version": 1,
+        "sources": ["AGENTS.md"],
+        "formatter": {"preset": "plain"},
+        "cache": {"policy": "revalidate"},
+    }
+    pipeline = Pipeline.from_config(Config.from_mapping(config, base_dir=tmp_path))
+    with capture_logs() as logged:
+        for _ in range(3):
+            pipeline.render()
+        (tmp_path / "AGENTS.md").write_text("B!\n", encoding="utf-8")
+        pipeline.render()
+    names = [e["event"] for e in logged]
+    assert names == [
+        "source_loaded",
+        "prompt_manifest",
+        "prompt_built",
+        "prompt_built",
+        "prompt_built",
+        "source_loaded",
+        "prompt_manifest",
+        "prompt_built",
+    ]
+    manifests = [e for e in logged if e["event"] == "prompt_manifest"]
+    built = [e for e in logged if e["event"] == "prompt_built"]
+    assert [m["sha256"] for m in manifests] == [built[0]["sha256"], built[-1]["sha256"]]
+    (entry,) = manifests[-1]["sources"]
+    assert entry == {
+        "source": "AGENTS.md",
+        "name": "AGENTS.md",
+        "url": str(tmp_path / "AGENTS.md"),
+        "status": "loaded",
+        "chars": 2,
+        "sha256": hashlib.sha256(b"B!\n").hexdigest(),
+    }
