@@ -39,7 +39,7 @@ from ..drive import Blocking, Flow, run
 from ..expand import EXPANDERS, Expander
 from ..failures import SkipReason
 from ..sources.urls import chain, local_path_in
-from ..stages import LoadRequest, LoadResult, LocalCheck
+from ..stages import LoadRequest, LoadResult, LocalCheck, token_of
 from .confinement import Confinement
 from .errors import classify, retry_after
 from .files import file_place, irregular_kind
@@ -183,7 +183,7 @@ class FsspecLoader:
         """What decides the text a source reads as: a state read under another token is read afresh."""
         if not self.by_protocol:
             return repr(self.settings)
-        others = ",".join(f"{p}={getattr(own, 'token', type(own).__qualname__)}" for p, own in self.by_protocol.items())
+        others = ",".join(f"{p}={token_of(own)}" for p, own in self.by_protocol.items())
         return f"{self.settings!r}|{others}"
 
     def __repr__(self) -> str:
