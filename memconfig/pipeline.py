@@ -12,20 +12,25 @@ from typing import TYPE_CHECKING, Any
 
 from . import events
 from .append import TextAppender, appender_for
-from .cache import PolicyCache
 from .config import Config, load_config
 from .drive import Flow, arun, run
 from .exceptions import BudgetExceeded, SourceError
 from .failures import Failure, SkipReason
-from .format import TemplateFormatter
-from .load import FsspecLoader
-from .load.protocols import protocol_loaders
 from .model import Lazy, Render, Section, SourceRecord, Status
-from .process import Cleaning, Drop, EscapeClosingTags, Note, ProcessorChain
-from .process.budget import budget_processors
-from .process.named import named_processors
-from .sources import build_sources
-from .stages import Appender, Formatter, Loader, LoadResult, Processor, Snapshot, StateCache
+from .process import Drop, Note, ProcessorChain
+from .process.chain import Placed, Rule
+from .stages import (
+    Appender,
+    Closing,
+    Formatter,
+    Loader,
+    LoaderCapabilities,
+    LoadResult,
+    Processor,
+    Snapshot,
+    StateCache,
+)
+from .wiring import build_stages
 
 if TYPE_CHECKING:
     from .process.rules import PathsInPlay
@@ -48,7 +53,8 @@ class Pipeline:
     ``arender`` give it through an appender (``text``: the system prompt with the
     block added). Contents are kept in *state* (any mutable mapping: an
     agent's state, a checkpointed thread's dict); without one, the pipeline's
-    own state is used, so repeated renders share one cache.
+    own state is used, so repeated renders share one cache. A context manager:
+    leaving it (or :meth:`close`) stops the loader's threads and the watcher.
     """
 
     def __init__(
@@ -58,11 +64,14 @@ class Pipeline:
         formatter: Formatter,
         appender: Appender | None = None,
         *,
-        processors: Sequence[Processor] = (),
+        processors: Sequence[Processor | Rule] = (),
         config: Config | None = None,
     ) -> None:
         self.loader = loader
         self.cache = cache
+        self.capabilities = LoaderCapabilities.of(loader)
+        """What the loader can do besides ``load``, asked once, here."""
+        self._closing = tuple(stage for stage in (cache, loader) if isinstance(stage, Closing))
         self.processors = ProcessorChain(processors)
         self.formatter = formatter
         self.appender = appender if appender is not None else TextAppender()
@@ -78,14 +87,16 @@ class Pipeline:
         cls,
         config: Config | Mapping[str, Any],
         *,
-        processors: Sequence[Processor] = (),
+        processors: Sequence[Processor | Placed] = (),
         loader: Loader | None = None,
     ) -> Pipeline:
-        """Build the stages from a config object or a plain mapping.
+        """Build the stages from a config object or a plain mapping (:func:`~memconfig.wiring.build_stages`).
 
         Args:
-            processors: the caller's own processors, run after the built-in cleaning and escaping and
-                the processors the config names (``processors:``).
+            processors: the caller's own processors, run after the built-in cleaning and
+                escaping and the processors the config names (``processors:``), before the
+                budgets; one :class:`~memconfig.process.Placed` runs just before or after the
+                built-in rule it names (``Placed(p, before="escaping")``).
             loader: a loader of the caller's own, instead of the fsspec one (and of the loaders
                 registered for URL protocols, :data:`memconfig.registry.LOADERS`); its
                 ``token`` (if it has one; else its class) is part of what states are made for.
@@ -95,39 +106,41 @@ class Pipeline:
         """
         if not isinstance(config, Config):
             config = Config.from_mapping(config)
-        sources = build_sources(config)
-        formatter = TemplateFormatter.from_config(
-            config.formatter, sources, presets=config.presets, template_text=config.template_text
-        )
-        cleaning = Cleaning.for_layout(formatter.layout, sources)
-        escaping = [EscapeClosingTags(formatter.wrappers)] if formatter.wrappers else []
-        rules = _rules(sources, config.base_path)  # first: it reads the frontmatter the cleaning strips
-        chain: list[Processor] = [*rules, *cleaning.steps, *escaping, *named_processors(config.processors), *processors]
-        if loader is None:
-            own = protocol_loaders(sources, config.loader)
-            loader = FsspecLoader.from_config(
-                config.loader,
-                config.base_path,
-                fingerprints=config.cache.policy != "once",
-                is_blank=cleaning.is_blank,
-                blank_token=cleaning.token,
-                by_protocol=own,
-            )
-        chain += budget_processors(config, formatter, sources)  # last: they weigh what goes into the block
-        tokens = [_token(loader), *(p.token for p in chain), formatter.token]
-        cache = PolicyCache.from_config(config.cache, sources, tokens)
-        appender = appender_for(config.appender.format, config)
-        return cls(loader, cache, formatter, appender, processors=chain, config=config)
+        stages = build_stages(config, processors=processors, loader=loader)
+        loader, cache, formatter, appender = stages.loader, stages.cache, stages.formatter, stages.appender
+        return cls(loader, cache, formatter, appender, processors=stages.rules, config=config)
 
     @classmethod
     def from_yaml(
-        cls, path: str | os.PathLike[str], *, processors: Sequence[Processor] = (), loader: Loader | None = None
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        processors: Sequence[Processor | Placed] = (),
+        loader: Loader | None = None,
     ) -> Pipeline:
         """Build from a YAML config file. Raises :class:`ConfigError` naming the file."""
         return cls.from_config(load_config(path), processors=processors, loader=loader)
 
     def __repr__(self) -> str:
         return f"Pipeline({self.loader!r}, {self.cache!r}, {self.processors!r}, {self.formatter!r}, {self.appender!r})"
+
+    # -- its resources -----------------------------------------------------------
+
+    def close(self) -> None:
+        """Stop what the stages hold: the loader's thread pool, the ``watch`` policy's watcher. Idempotent.
+
+        A render after ``close`` opens them again as the first render did (a new
+        pool when a read needs one; under ``watch``, a new watcher, and every
+        source checked once). Dropping the pipeline frees them too.
+        """
+        for stage in self._closing:
+            stage.close()
+
+    def __enter__(self) -> Pipeline:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # -- the entry points: thin drivers over one flow --------------------------
 
@@ -333,21 +346,6 @@ def _since(started: float) -> float:
 def _log_failure(failures: Sequence[Failure], loaded: int, skipped: int, started: float) -> None:
     fields = {"sources_loaded": loaded, "sources_skipped": skipped, "duration_ms": _since(started)}
     events.prompt_failed(failures, fields)
-
-
-def _rules(sources: Sequence[Any], root: str | os.PathLike[str]) -> list[Processor]:
-    """The rules step, when a source declares rules (only such configs import wcmatch and the rules module)."""
-    if not any(getattr(s, "rules", None) == "frontmatter" for s in sources):
-        return []
-    from .process.rules import rules_processor
-
-    return list(rules_processor(sources, root))
-
-
-def _token(stage: object) -> str:
-    """A stage's token, or its class's name for a stage that declares none."""
-    token = getattr(stage, "token", None)
-    return token if isinstance(token, str) else f"{type(stage).__module__}.{type(stage).__qualname__}"
 
 
 def _records(

@@ -27,16 +27,24 @@ if TYPE_CHECKING:
 __all__ = [
     "Appender",
     "Block",
+    "Closing",
+    "ExpandingLoader",
+    "FlowLoader",
     "Formatter",
     "LoadRequest",
     "LoadResult",
     "Loader",
+    "LoaderCapabilities",
     "LocalCheck",
+    "PathsProcessor",
     "Processor",
+    "RevalidatingLoader",
     "Snapshot",
     "Spot",
     "StateCache",
+    "Tokened",
     "WatchedExpander",
+    "token_of",
 ]
 
 Status = Literal["loaded", "unchanged", "skipped", "stale"]
@@ -142,6 +150,78 @@ class Loader(Protocol):
     def load(self, requests: Sequence[LoadRequest]) -> Sequence[LoadResult] | Awaitable[Sequence[LoadResult]]: ...
 
 
+# -- optional behaviour: each a second protocol, asked once when the pipeline is built, never per call --
+
+
+@runtime_checkable
+class Tokened(Protocol):
+    """A stage that names what it does and with which settings (else its class names it)."""
+
+    @property
+    def token(self) -> str: ...
+
+
+@runtime_checkable
+class FlowLoader(Protocol):
+    """A loader with a flow form of ``load``: async callers then await its remote reads (see :mod:`memconfig.drive`)."""
+
+    def read(self, requests: Sequence[LoadRequest]) -> Flow[Sequence[LoadResult]]: ...
+
+
+@runtime_checkable
+class RevalidatingLoader(Protocol):
+    """A loader that can tell, with one ``stat`` per local file and no read, that nothing changed."""
+
+    def unchanged(self, checks: Sequence[LocalCheck]) -> bool: ...
+
+
+@runtime_checkable
+class ExpandingLoader(Protocol):
+    """A loader with expanders of its own (globs, discovery): the watcher and ``render -o`` ask them."""
+
+    expanders: Mapping[str, Any]
+
+
+@runtime_checkable
+class Closing(Protocol):
+    """A stage holding threads or handles (a pool, a watcher) until it is closed."""
+
+    def close(self) -> None: ...
+
+
+class LoaderCapabilities(NamedTuple):
+    """What a loader can do besides ``load``, asked once of it (a cache keeps this, not the question).
+
+    Attributes:
+        read: its flow form (:class:`FlowLoader`), if it has one.
+        unchanged: its stat-only check (:class:`RevalidatingLoader`), if it has one.
+        expanders: its expanders (:class:`ExpandingLoader`), if it has its own.
+        token: what it reads with: its ``token`` (:class:`Tokened`), else its class's name.
+    """
+
+    read: Callable[[Sequence[LoadRequest]], Flow[Sequence[LoadResult]]] | None
+    unchanged: Callable[[Sequence[LocalCheck]], bool] | None
+    expanders: Mapping[str, Any] | None
+    token: str
+
+    @classmethod
+    def of(cls, loader: object) -> LoaderCapabilities:
+        """Ask *loader* what it can do (a ``read`` that is not a generator function is no flow form)."""
+        import inspect
+
+        read = loader.read if isinstance(loader, FlowLoader) and inspect.isgeneratorfunction(loader.read) else None
+        unchanged = loader.unchanged if isinstance(loader, RevalidatingLoader) else None
+        expanders = loader.expanders if isinstance(loader, ExpandingLoader) and loader.expanders else None
+        return cls(read, unchanged, expanders, token_of(loader))
+
+
+def token_of(stage: object) -> str:
+    """A stage's token, or its class's name for a stage that declares none."""
+    if isinstance(stage, Tokened) and isinstance(stage.token, str):
+        return stage.token
+    return f"{type(stage).__module__}.{type(stage).__qualname__}"
+
+
 @runtime_checkable
 class StateCache(Protocol):
     """Keeps contents in the caller's state and decides what must be (re)loaded."""
@@ -164,6 +244,18 @@ class Processor(Protocol):
     def token(self) -> str: ...
 
     def __call__(self, sections: Sequence[Section]) -> Sequence[Section] | Processed: ...
+
+
+@runtime_checkable
+class PathsProcessor(Protocol):
+    """A processor that decides by the render's paths in play (``rules: frontmatter``), when *takes_paths* is true.
+
+    The chain asks this once, when it is made, and then hands it the paths each render.
+    """
+
+    takes_paths: bool
+
+    def __call__(self, sections: Sequence[Section], paths: tuple[str, ...]) -> Sequence[Section] | Processed: ...
 
 
 @runtime_checkable

@@ -540,3 +540,15 @@ def test_backend_error_codes_are_read_only() -> None:
 
     with pytest.raises(TypeError):
         BACKEND_ERRORS["file_not_found"] = BACKEND_ERRORS["is_directory"]  # type: ignore[index]
+
+
+def test_the_drop_in_is_closed_as_a_pipeline_is_and_runs_again_after(root: Path) -> None:
+    """``close`` (or leaving ``with``) stops what its stages hold; closing twice is harmless; a turn after it loads."""
+    backend = FilesystemBackend(root_dir=root, virtual_mode=True)
+    config = {"version": 1, "cache": {"policy": "watch"}}
+    with MemoryMiddleware(backend=backend, sources=SOURCES, config=config) as middleware:
+        first = middleware.before_agent({}, None, {})  # type: ignore[arg-type]
+    middleware.close()
+    again = middleware.before_agent({}, None, {})  # type: ignore[arg-type]
+    assert first is not None and again is not None
+    assert again["memory_contents"] == first["memory_contents"]

@@ -8,7 +8,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Generator, Iterator, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ import pytest
 from pipelines import plain_pipeline
 
 from memconfig import Loader, LoadRequest, LoadResult, Pipeline, SkipReason
-from memconfig.drive import arun, run
+from memconfig.drive import Blocking, Either, LoopBlocked, Shared, arun, run
 
 TEXTS = {"a.md": "alpha", "b.md": "beta"}
 
@@ -295,3 +295,63 @@ def test_cancelled_arun_leaves_the_shared_read_running() -> None:
     asyncio.run(main())
     assert not shared.cancelled()
     shared.set_result("still wanted")
+
+
+def _asks(wait: Any) -> Generator[Any, Any, Any]:
+    """A flow that yields *wait* once and returns its answer."""
+    return (yield wait)
+
+
+def test_blocking_calls_run_inline_for_a_sync_caller_and_on_the_pool_for_an_async_one() -> None:
+    """The flow yields what blocks; the sync driver makes the calls in its thread, the async one off its loop."""
+    made: list[str] = []
+
+    def pool() -> ThreadPoolExecutor:
+        made.append("pool")
+        return executor
+
+    with ThreadPoolExecutor(2, thread_name_prefix="test-pool") as executor:
+        request = Blocking([threading.current_thread, lambda: "second"], pool)
+        assert run(_asks(request)) == [threading.current_thread(), "second"]
+        assert made == []  # a sync caller never asks for the pool
+
+        async def awaited() -> list[Any]:
+            return await arun(_asks(request))  # type: ignore[no-any-return]
+
+        thread, second = asyncio.run(awaited())
+    assert thread.name.startswith("test-pool") and second == "second" and made == ["pool"]
+
+
+def test_either_gives_the_sync_driver_the_blocking_form_and_the_async_one_the_awaitable() -> None:
+    """A call with both forms: the driver alone picks (the awaitable is not even made for a sync caller)."""
+    forms: list[str] = []
+
+    async def awaitable() -> str:
+        forms.append("async")
+        return "awaited"
+
+    def blocking() -> str:
+        forms.append("sync")
+        return "blocked"
+
+    assert run(_asks(Either(blocking, awaitable))) == "blocked"
+    assert asyncio.run(arun(_asks(Either(blocking, awaitable)))) == "awaited"
+    assert forms == ["sync", "async"]
+
+
+def test_a_sync_driver_on_a_loops_thread_does_not_wait_for_a_shared_read() -> None:
+    """Waiting there could block the loop that runs the read: the flow is told, and decides (it reads alone)."""
+    owned: Future[str] = Future()
+
+    def flow() -> Generator[Any, Any, str]:
+        try:
+            return str((yield Shared(owned)))
+        except LoopBlocked:
+            return "read alone"
+
+    async def sync_render_from_async_code() -> str:
+        return run(flow())
+
+    assert asyncio.run(sync_render_from_async_code()) == "read alone"
+    owned.set_result("shared")
+    assert run(flow()) == "shared"  # off a loop, or done: waited for

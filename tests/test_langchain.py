@@ -584,3 +584,15 @@ def test_traces_keep_the_hook_but_not_the_memory_files_text(project: Path) -> No
     [hook] = [run for run in recorder.runs if run.name.endswith("before_agent")]
     assert "private-note-v1" not in f"{hook.inputs}{hook.outputs}"
     assert any("private-note-v1" in str(run.inputs) for run in recorder.runs if run.name == "model")  # it was sent
+
+
+def test_middleware_closes_the_pipeline_it_built_and_not_one_it_was_given(project: Path) -> None:
+    """Leaving ``with`` stops the watcher of the pipeline it built; a pipeline handed to it is the caller's to close."""
+    with MemconfigMiddleware.from_config(_config(project, "watch")) as built:
+        built.pipeline.build()
+        assert built.pipeline.cache.watching is not None  # type: ignore[attr-defined]
+    assert built.pipeline.cache.watching is None  # type: ignore[attr-defined]
+    with Pipeline.from_config(_config(project, "watch")) as given:
+        given.build()
+        MemconfigMiddleware(given).close()
+        assert given.cache.watching is not None  # type: ignore[attr-defined]

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import gc
+import threading
+import weakref
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pipelines import plain_pipeline
 from structlog.testing import capture_logs
 
 from memconfig import ConfigError, Pipeline, Render, SourceError, TextAppender
@@ -138,3 +142,58 @@ def test_custom_stage_can_replace_a_builtin(project: Path) -> None:
     assert pipeline.render("ignored") == "ALPHA"
     assert "TextAppender" in repr(_plain(project, ["a.md"]))
     assert isinstance(_plain(project, ["a.md"]).appender, TextAppender)
+
+
+@pytest.fixture
+def watched(tmp_path: Path) -> Path:
+    """A file and a folder of notes a glob takes (an async render walks it on the loader's pool)."""
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "a.md").write_text("alpha", encoding="utf-8")
+    (tmp_path / "notes" / "b.md").write_text("beta", encoding="utf-8")
+    return tmp_path
+
+
+def _opened(pipeline: Pipeline, before: set[threading.Thread]) -> list[threading.Thread]:
+    """Render sync and async (the watcher starts, the glob's walk takes a pool thread): the threads they started."""
+    assert pipeline.build().text == "alpha\n\nbeta"
+    assert asyncio.run(pipeline.abuild({})).text == "alpha\n\nbeta"
+    threads = [t for t in set(threading.enumerate()) - before if t.name.startswith("memconfig-")]
+    assert {t.name.split("_")[0].removesuffix("-tree") for t in threads} == {"memconfig-load", "memconfig-watch"}
+    return threads
+
+
+@pytest.fixture
+def no_collector() -> Iterator[None]:
+    """The cycle collector off: what is freed is freed by reference counting alone."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+@pytest.mark.usefixtures("no_collector")
+def test_a_dropped_pipeline_is_freed_by_reference_counting_and_its_threads_end(watched: Path) -> None:
+    """No reference cycle holds a pipeline: dropped, it is gone at once, and its pool and watcher threads end."""
+    before = set(threading.enumerate())
+    pipeline = plain_pipeline(watched, ["a.md", {"glob": "notes/*.md"}], "watch")
+    threads = _opened(pipeline, before)
+    dropped = weakref.ref(pipeline)
+    del pipeline
+    assert dropped() is None
+    for thread in threads:
+        thread.join(timeout=60)  # a bound for a broken build only: each thread ends as soon as it is told
+        assert not thread.is_alive(), thread.name
+
+
+def test_close_stops_the_pool_and_the_watcher_and_a_render_after_it_opens_them_again(watched: Path) -> None:
+    """Leaving the pipeline's ``with`` joins its threads; closing again does nothing; a render after it works."""
+    before = set(threading.enumerate())
+    with plain_pipeline(watched, ["a.md", {"glob": "notes/*.md"}], "watch") as pipeline:
+        threads = _opened(pipeline, before)
+    assert [t.name for t in threads if t.is_alive()] == []
+    pipeline.close()
+    reopened = _opened(pipeline, before)
+    pipeline.close()
+    assert [t.name for t in reopened if t.is_alive()] == []

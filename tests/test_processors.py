@@ -13,8 +13,9 @@ from pipelines import events_named as _events
 from pipelines import plain_pipeline
 from structlog.testing import capture_logs
 
-from memconfig import Pipeline, Processor, Section, SkipReason
-from memconfig.process import StripBOM, StripHTMLComments
+from memconfig import Config, Pipeline, Processor, Section, SkipReason
+from memconfig.process import Placed, StripBOM, StripHTMLComments
+from memconfig.wiring import build_stages
 
 
 def _write(path: Path, text: str) -> None:
@@ -199,3 +200,67 @@ def test_processor_satisfies_the_protocol() -> None:
     """Any object with a `token` and `__call__` is a Processor."""
     assert isinstance(Prefix("x"), Processor)
     assert isinstance(Drop("a.md"), Processor)
+
+
+def test_chain_names_its_rules_in_order_and_shows_them(project: Path) -> None:
+    """The chain is a named list: built-in rules in their fixed order, the user's after escaping, budgets last."""
+    config = {
+        "version": 1,
+        "base_dir": str(project),
+        "sources": [{"url": "a.md", "max_chars": 3}],
+        "formatter": {"preset": "xml"},
+    }
+    pipeline = Pipeline.from_config(config, processors=[Prefix("> ")])
+    assert pipeline.processors.names == ("bom", "frontmatter", "html_comments", "escaping", "Prefix", "budgets")
+    assert "bom=StripBOM()" in repr(pipeline) and "Prefix=prefix:> " in repr(pipeline)
+
+
+@pytest.mark.parametrize(
+    ("placed", "names", "text"),
+    [
+        pytest.param(
+            Placed(Prefix("<!-- x -->"), before="html_comments"), ["Prefix", "html_comments"], "alpha", id="before"
+        ),
+        pytest.param(
+            Placed(Prefix("<!-- x -->"), after="html_comments"),
+            ["html_comments", "Prefix"],
+            "<!-- x -->alpha",
+            id="after",
+        ),
+    ],
+)
+def test_a_placed_processor_runs_where_it_is_placed(project: Path, placed: Placed, names: list[str], text: str) -> None:
+    """Placed before the comment stripping, what it adds is stripped; placed after it, it stays."""
+    pipeline = _pipeline(project, ["a.md"], [placed], strip=True)
+    assert [n for n in pipeline.processors.names if n in names] == names
+    assert pipeline.build({}).text == text
+
+
+def test_placed_names_its_rule_and_refuses_an_unknown_one() -> None:
+    """A name of the caller's own for a placed processor; a spot that is no built-in rule lists the rules."""
+    assert Placed(Prefix("x"), before="budgets", name="quote").rule.name == "quote"
+    with pytest.raises(ValueError, match="'cleaning' is no built-in rule; the rules are rules, bom"):
+        Placed(Prefix("x"), after="cleaning")
+    with pytest.raises(ValueError, match="exactly one of before= or after="):
+        Placed(Prefix("x"))
+
+
+def test_placed_by_a_disabled_rule_keeps_its_place(project: Path) -> None:
+    """A layout with no tags has no escaping rule; a processor placed before it still runs before the budgets."""
+    config = {
+        "version": 1,
+        "base_dir": str(project),
+        "sources": [{"url": "a.md", "max_chars": 100}],
+        "formatter": {"preset": "plain"},
+    }
+    pipeline = Pipeline.from_config(config, processors=[Placed(Prefix("> "), before="escaping")])
+    assert pipeline.processors.names == ("bom", "Prefix", "budgets")
+    assert pipeline.build({}).text == "> alpha"
+
+
+def test_enabled_rules_by_name_leave_the_others_out(project: Path) -> None:
+    """Rules are enabled by name (the deepagents drop-in keeps HTML comments' only): the others are not built."""
+    config = Config.from_mapping({"version": 1, "base_dir": str(project), "sources": ["a.md"]})
+    stages = build_stages(config, enabled=("html_comments",))
+    assert [rule.name for rule in stages.rules] == ["html_comments"]
+    assert [rule.name for rule in build_stages(config).rules] == ["bom", "html_comments", "escaping"]

@@ -227,6 +227,18 @@ def test_register_from_python_makes_a_name_a_config_may_use(project: Path) -> No
 
 
 @pytest.mark.usefixtures("registered")
+def test_a_named_processor_is_in_the_chain_under_its_name_before_the_callers_own(project: Path) -> None:
+    """A config's processor runs after the built-in cleaning and escaping, before the caller's; the chain names it."""
+    config = {"version": 1, "base_dir": str(project), "sources": ["AGENTS.md"], "processors": ["upper"]}
+
+    pipeline = Pipeline.from_config(config, processors=[Upper("?")])
+
+    assert pipeline.processors.names == ("bom", "html_comments", "escaping", "upper", "Upper")
+    assert "upper=upper:" in repr(pipeline)
+    assert "\n?RUN THE TESTS.\n" in pipeline.build().text
+
+
+@pytest.mark.usefixtures("registered")
 def test_a_name_registered_twice_needs_clobber() -> None:
     """Registering a taken name is refused unless `clobber=True`, which replaces the entry."""
     with pytest.raises(ValueError, match="processor 'upper' is registered already"):

@@ -35,10 +35,10 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import events
-from ..drive import Flow, blocks_a_loop
+from ..drive import Flow, LoopBlocked, Shared
 from ..failures import Failure, SkipReason
 from ..render import Lazy, Section, SourceRecord, Status
-from ..stages import Loader, LoadRequest, LoadResult, LocalCheck, Snapshot
+from ..stages import Loader, LoaderCapabilities, LoadRequest, LoadResult, LocalCheck, Snapshot
 from .flights import Flights
 from .merge import STALE_REASONS, Merge, Pass, sha
 from .meta import META_VERSION, Meta, MetaEntry, OutRecord, digest, entry, is_current, make_meta
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = ["STALE_REASONS", "PolicyCache"]
 
+_Visit = tuple[str, str, str, str | None, str | None]  # a source to record: key, name, url, parent, via
 _MEMO = 8  # distinct blocks kept: enough for states that differ, small enough to stay flat under churn
 #: This process, in stamps: passes are ordered only against passes of the same process
 #: (a wall clock from another host, or from before a clock step, would order them wrongly).
@@ -96,6 +97,7 @@ class PolicyCache:
         self._quiet: OrderedDict[tuple[str, int], Snapshot] = OrderedDict()
         self._checks: OrderedDict[int, tuple[Meta, tuple[LocalCheck, ...] | None]] = OrderedDict()
         self._watching: Watching | None = None  # made on the first render under ``watch`` (it needs the loader)
+        self._served: tuple[Loader, LoaderCapabilities] | None = None  # the loader last served, asked once
         # The configuration a state is made for: what is read, from where, under which name, and every stage's
         # token. Masked URLs: the state must not carry a hash of secrets that could be guessed offline.
         made_for = [*tokens] + [
@@ -128,23 +130,31 @@ class PolicyCache:
         """
         return self._watching
 
+    def close(self) -> None:
+        """Stop the ``watch`` policy's watcher (idempotent); the next render starts one and checks every source."""
+        with self._lock:
+            watching, self._watching = self._watching, None
+        if watching is not None:
+            watching.close()
+
     # -- the stage's verb -----------------------------------------------------
 
     def resolve(self, state: MutableMapping[str, Any], loader: Loader, *, force: bool = False) -> Flow[Snapshot]:
         """A consistent snapshot for *state*, reading what the policy says must be read."""
-        work = self._plan(state, force, loader)
+        served = self._served
+        can = served[1] if served is not None and served[0] is loader else self.serve(loader)
+        work = self._plan(state, force, can)
         if isinstance(work, Snapshot):
             return work
-        # On a thread running an event loop, a sync render waiting for a read that loop owns would never end.
-        share = not blocks_a_loop()
         results: dict[int, list[LoadResult]] = {}
         todo = list(range(len(work.requests)))
+        share = True
         while todo:  # again only for reads whose owner failed or was cancelled: one of us takes them over
             requests = [work.requests[i] for i in todo]
             claim = self._flights.claim(requests, share=share)
             if claim.mine:
                 try:
-                    loaded = yield from _load(loader, [requests[i] for i in claim.mine])
+                    loaded = yield from _load(loader, can, [requests[i] for i in claim.mine])
                 except BaseException as exc:
                     self._flights.release(requests, claim, exc)
                     raise
@@ -152,7 +162,10 @@ class PolicyCache:
             retry = []
             for i, future, slot in claim.theirs:
                 try:
-                    results[todo[i]] = (yield future)[slot]
+                    results[todo[i]] = (yield Shared(future))[slot]
+                except LoopBlocked:  # the driver would block the loop that may own it: read alone
+                    retry.append(todo[i])
+                    share = False
                 except BaseException:
                     if not future.done():
                         raise  # this render itself was cancelled
@@ -161,10 +174,16 @@ class PolicyCache:
         if self._imports:  # the files they import, read in this pass too
             from .imports import expand_imports, without_orphans  # only configs that import pay for it
 
-            load = functools.partial(_load, loader)
+            load = functools.partial(_load, loader, can)
             results = yield from expand_imports(results, load, self._import_request(work), self._text_of(state, work))
             return self._merge(state, work, without_orphans(mark_repeats(results)))
         return self._merge(state, work, mark_repeats(results))
+
+    def serve(self, loader: Loader) -> LoaderCapabilities:
+        """Serve renders read by *loader*: what it can do is asked now, once (on the first render it reads)."""
+        can = LoaderCapabilities.of(loader)
+        self._served = (loader, can)
+        return can
 
     def _import_request(self, work: Pass) -> Callable[[Source], LoadRequest]:
         """How an imported file is asked for: with the version known of it, as a declared source is."""
@@ -212,11 +231,11 @@ class PolicyCache:
                 contents, meta = self._repair(state, contents, meta)
         return contents, meta
 
-    def _plan(self, state: MutableMapping[str, Any], force: bool, loader: Loader) -> Pass | Snapshot:
+    def _plan(self, state: MutableMapping[str, Any], force: bool, can: LoaderCapabilities) -> Pass | Snapshot:
         contents, meta = self._read_state(state)
         current = meta is not None
         wanted: Sequence[Source] = self.sources
-        watching = self._watch(loader) if self.policy == "watch" else None  # no call on other policies' turns
+        watching = self._watch(can) if self.policy == "watch" else None  # no call on other policies' turns
         changes: list[str] | None = None  # under ``watch``: the sources to check (None: every one)
         seen = 0
         if watching is not None:
@@ -230,7 +249,7 @@ class PolicyCache:
                 wanted = [self._by_key[k] for k in keys if k in self._by_key]
                 if not wanted:
                     return self._snapshot(meta, contents, {"revalidated": 0})
-            elif not meta["pending"] and self._unchanged_on_disk(meta, loader):
+            elif not meta["pending"] and self._unchanged_on_disk(meta, can):
                 if self.policy == "ttl":
                     checked = _checked(meta)
                     with self._lock:
@@ -254,14 +273,14 @@ class PolicyCache:
             work.requests = [self._request(source, known, out, work) for source in wanted]
         return work
 
-    def _watch(self, loader: Loader) -> Watching:
+    def _watch(self, can: LoaderCapabilities) -> Watching:
         """The ``watch`` policy's watcher, made on first use."""
         if self._watching is None:
             with self._lock:
                 if self._watching is None:
                     from .watcher import Watching  # only the watch policy pays for it
 
-                    self._watching = Watching(self.sources, getattr(loader, "expanders", None) or _expanders())
+                    self._watching = Watching(self.sources, can.expanders or _expanders())
         return self._watching
 
     def _request(
@@ -294,9 +313,9 @@ class PolicyCache:
             return None, None
         return (None if self.policy == "always" else fingerprint), sha256
 
-    def _unchanged_on_disk(self, meta: Meta, loader: Loader) -> bool:
+    def _unchanged_on_disk(self, meta: Meta, can: LoaderCapabilities) -> bool:
         """Whether the loader finds every (local) source as *meta* recorded it, in or out of the prompt."""
-        check = getattr(loader, "unchanged", None)
+        check = can.unchanged
         if self._stat_paths is None or check is None:
             return False
         with self._lock:
@@ -445,7 +464,7 @@ class PolicyCache:
         try:
             view = self._views.get(key)
             if view is None:
-                view = (_sections(meta, contents, self._imports), Lazy(functools.partial(self._records, meta)))
+                view = (_sections(meta, contents, self._imports), Lazy(functools.partial(_records, self.sources, meta)))
                 _remember(self._views, key, view)
         finally:
             if not locked:
@@ -469,66 +488,72 @@ class PolicyCache:
                 _remember(self._quiet, (key, stats.get("revalidated", -1)), snapshot)
         return snapshot
 
-    def _records(self, meta: Meta) -> tuple[SourceRecord, ...]:
-        """Every source of *meta*, declared and expanded, in prompt order."""
-        entries = {e["source"]: e for e in meta["entries"]}
-        out, expansions = meta["skipped"], meta["expansions"]
-        records: list[SourceRecord] = []
 
-        def visit(key: str, name: str, url: str, parent: str | None, via: str | None) -> None:
-            if key in entries:
-                e = entries[key]
-                status = Status.STALE if e["stale"] else Status.LOADED
-                reason = SkipReason(e["stale"]) if e["stale"] else None
-                records.append(
-                    SourceRecord(e["name"], key, e["url"], status, reason, sha256=e["sha256"], parent=parent, via=via)
+def _records(sources: Sequence[Source], meta: Meta) -> tuple[SourceRecord, ...]:
+    """Every source of *meta*, declared and expanded, in prompt order (a function: a lazy view of it holds no cache)."""
+    entries = {e["source"]: e for e in meta["entries"]}
+    out, expansions = meta["skipped"], meta["expansions"]
+    records: list[SourceRecord] = []
+
+    def visit(key: str, name: str, url: str, parent: str | None, via: str | None) -> list[_Visit]:
+        """Record *key*; the sources under it, to be recorded next (a loop, not recursion: no cycle to collect)."""
+        under: list[_Visit] = []
+        if key in entries:
+            e = entries[key]
+            status = Status.STALE if e["stale"] else Status.LOADED
+            reason = SkipReason(e["stale"]) if e["stale"] else None
+            records.append(
+                SourceRecord(e["name"], key, e["url"], status, reason, sha256=e["sha256"], parent=parent, via=via)
+            )
+        elif key in out:
+            r = out[key]
+            records.append(
+                SourceRecord(
+                    r["name"],
+                    key,
+                    r["url"],
+                    Status.SKIPPED,
+                    SkipReason(r["reason"]),
+                    r["detail"],
+                    parent=parent,
+                    via=via,
                 )
-            elif key in out:
-                r = out[key]
-                records.append(
-                    SourceRecord(
-                        r["name"],
-                        key,
-                        r["url"],
-                        Status.SKIPPED,
-                        SkipReason(r["reason"]),
-                        r["detail"],
-                        parent=parent,
-                        via=via,
-                    )
-                )
-            elif key in expansions:
-                x = expansions[key]
-                status = Status.STALE if x["stale"] else Status.LOADED
-                reason = SkipReason(x["stale"]) if x["stale"] else None
-                listing = hashlib.sha256("\n".join(x["children"]).encode()).hexdigest()
-                records.append(SourceRecord(name, key, url, status, reason, sha256=listing, parent=parent, via=via))
-                for child in x["children"]:
-                    found = entries.get(child) or out.get(child)
-                    if found is not None:
-                        visit(child, found["name"], found["url"], key, x["via"])
-            else:
-                detail = "not read yet"
-                records.append(
-                    SourceRecord(name, key, url, Status.SKIPPED, SkipReason.ERROR, detail, parent=parent, via=via)
-                )
-            imported = expansions.get(key)
-            if imported is not None and imported["via"] == "import":  # a file's imports follow it
-                for child in imported["children"]:
-                    found = entries.get(child) or out.get(child)
-                    if found is not None:
-                        visit(child, found["name"], found["url"], key, "import")
+            )
+        elif key in expansions:
+            x = expansions[key]
+            status = Status.STALE if x["stale"] else Status.LOADED
+            reason = SkipReason(x["stale"]) if x["stale"] else None
+            listing = hashlib.sha256("\n".join(x["children"]).encode()).hexdigest()
+            records.append(SourceRecord(name, key, url, status, reason, sha256=listing, parent=parent, via=via))
+            for child in x["children"]:
+                found = entries.get(child) or out.get(child)
+                if found is not None:
+                    under.append((child, found["name"], found["url"], key, x["via"]))
+        else:
+            detail = "not read yet"
+            records.append(
+                SourceRecord(name, key, url, Status.SKIPPED, SkipReason.ERROR, detail, parent=parent, via=via)
+            )
+        imported = expansions.get(key)
+        if imported is not None and imported["via"] == "import":  # a file's imports follow it
+            for child in imported["children"]:
+                found = entries.get(child) or out.get(child)
+                if found is not None:
+                    under.append((child, found["name"], found["url"], key, "import"))
+        return under
 
-        for source in self.sources:
-            visit(source.key, source.name, source.display_url, None, None)
-        return tuple(records)
+    todo: list[_Visit] = [(s.key, s.name, s.display_url, None, None) for s in reversed(sources)]
+    while todo:
+        todo += reversed(visit(*todo.pop()))
+    return tuple(records)
 
 
-def _load(loader: Loader, requests: list[LoadRequest]) -> Generator[Any, Any, Sequence[LoadResult]]:
+def _load(
+    loader: Loader, can: LoaderCapabilities, requests: list[LoadRequest]
+) -> Generator[Any, Any, Sequence[LoadResult]]:
     """Ask *loader* for *requests*: its flow form if it has one, else its one method (sync or async)."""
-    read = getattr(loader, "read", None)
-    if read is not None and inspect.isgeneratorfunction(read):
-        return cast(Sequence[LoadResult], (yield from read(requests)))
+    if can.read is not None:
+        return (yield from can.read(requests))
     outcome = loader.load(requests)
     if isinstance(outcome, Future) or inspect.isawaitable(outcome):
         return cast(Sequence[LoadResult], (yield outcome))

@@ -85,6 +85,19 @@ class Watching:
         self._stale: OrderedDict[str, frozenset[str]] = OrderedDict()  # by digest: the sources it holds stale
         weakref.finalize(self, _stop_all, self._threads)
 
+    def close(self) -> None:
+        """Stop the watcher's threads and wait for them to end (idempotent); nothing is watched from now on."""
+        with self._lock:
+            threads = list(self._threads.values())
+            self._threads.clear()
+            self._armed.clear()
+            self._folders = {False: frozenset(), True: frozenset()}
+        for thread in threads:
+            thread.stop.set()
+        for thread in threads:
+            if thread is not threading.current_thread():
+                thread.join()
+
     def __repr__(self) -> str:
         state = f"failed: {self._failed}" if self._failed else "armed" if self.armed else "starting"
         return f"Watching(sources={len(self._spots)}, unwatched={len(self._unwatched)}, {state})"

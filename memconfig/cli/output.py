@@ -67,7 +67,7 @@ class OutputFile:
         cache = pipeline.cache
         assert isinstance(cache, PolicyCache)  # Pipeline.from_config's
         sources = cache.sources
-        expanders = getattr(pipeline.loader, "expanders", None) or EXPANDERS
+        expanders = pipeline.capabilities.expanders or EXPANDERS
         self._expanded = [(s, expanders.get(s.expander)) for s in sources if s.expander is not None]
         # What the declared files are, unmasked (a record's URL is the logged one, with a ${API_TOKEN}'s value
         # masked): held here for the comparison only, never shown.

@@ -263,9 +263,12 @@ def define_presets(defined: Mapping[str, Any]) -> tuple[Mapping[str, Preset], li
         table[name] = made = replace(base, **overrides(spec))
         return made
 
-    for name in defined:
-        if name not in failed:
-            make(name, [])
+    try:
+        for name in defined:
+            if name not in failed:
+                make(name, [])
+    finally:
+        make = None  # type: ignore[assignment]  # it calls itself through this name: a cycle left for the collector
     return MappingProxyType(table), problems
 
 

@@ -24,6 +24,7 @@ render from the contents in the request's state and never read anything.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import os
 import string
@@ -44,7 +45,6 @@ except ImportError:
 
 from .. import events
 from ..append.langchain import LangchainAppender
-from ..cache.policy import PolicyCache
 from ..config import Config, load_config
 from ..config.schema import CacheControlConfig, SourceConfig
 from ..drive import Flow, arun, run
@@ -56,14 +56,10 @@ from ..format.markup import enclosing
 from ..load.backend import BackendLoader, BackendResult
 from ..model import Lazy, Section, SourceRecord, Status
 from ..pipeline import Pipeline
-from ..process import StripHTMLComments
-from ..process.budget import budget_processors
-from ..process.cleaning import Cleaning
-from ..process.escaping import EscapeClosingTags
-from ..process.named import named_processors
 from ..sources import Source
 from ..sources.redact import Redactor, url_secrets
-from ..stages import Block, Processor, Snapshot
+from ..stages import Block, Closing, Snapshot, StateCache
+from ..wiring import Stages, build_stages
 from ._agent import AsyncHandler, Handler, changes, held
 
 if TYPE_CHECKING:
@@ -78,6 +74,8 @@ __all__ = ["MemoryMiddleware", "MemoryState"]
 MemoryState = _deepagents_memory.MemoryState
 DEFAULT_TEMPLATE: str = _deepagents_memory.MEMORY_SYSTEM_PROMPT
 STATE_KEY = "memory_contents"
+DEEPAGENTS_RULES = ("html_comments",)
+"""The built-in rules deepagents' own middleware has (it strips HTML comments, nothing else)."""
 META_KEY = f"{STATE_KEY}_meta"
 _KEPT = 32  # distinct contents a view keeps snapshots of: a few per live thread
 
@@ -150,11 +148,11 @@ class MemoryMiddleware(AgentMiddleware[Any, Any, Any]):
         # In the prompt, deepagents lists a path as often as sources= does; memconfig puts each source in once.
         self._shown = [(self._state_keys[by_path[p].key], by_path[p]) for p in (distinct if self._policies else paths)]
         self._loader = _backend_loader(backend, self.config, paths)
-        self._cache = PolicyCache.from_config(self._base.cache, self._sources, [self._loader.token])
-        self._layout = TemplateFormatter.from_config(
-            self._base.formatter, self._sources, presets=self._base.presets, template_text=self._base.template_text
-        )
         self._appender = LangchainAppender()
+        loading = self._stages(None)  # the contents are read through the config's cache, laid out by its layout
+        self._cache = loading.cache
+        self._layout = loading.layout
+        self._closing = tuple(stage for stage in (self._cache, self._loader) if isinstance(stage, Closing))
         control = self.config.appender.cache_control if self.config is not None else None
         self._control = (control or CacheControlConfig()).as_block()
         self._renders: dict[str, Pipeline] = {}
@@ -168,6 +166,18 @@ class MemoryMiddleware(AgentMiddleware[Any, Any, Any]):
             f"MemoryMiddleware(backend={type(self._backend).__name__}, sources={shown!r}, "
             f"add_cache_control={self._add_cache_control}, config={'yes' if self._policies else 'no'})"
         )
+
+    def close(self) -> None:
+        """Stop what the middleware's stages hold (the ``watch`` policy's watcher); idempotent, as
+        :meth:`Pipeline.close <memconfig.Pipeline.close>` (a later run starts it again)."""
+        for stage in self._closing:
+            stage.close()
+
+    def __enter__(self) -> MemoryMiddleware:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # -- loading: before the agent runs ------------------------------------------
 
@@ -264,24 +274,31 @@ class MemoryMiddleware(AgentMiddleware[Any, Any, Any]):
         return found
 
     def _render_pipeline(self, template: str) -> Pipeline:
-        """Processors and formatter for *template*, over the state's contents: nothing is read when a model is called.
+        """The stages for *template* over the state's contents: nothing is read when a model is called."""
+        stages = self._stages(template, ContentsView(self._shown, STATE_KEY))
+        return Pipeline(
+            stages.loader, stages.cache, stages.formatter, self._appender, processors=stages.rules, config=self.config
+        )
 
-        The escaping and the budgets are made for the formatter the block comes
-        out of (its wrappers, its size), as :meth:`Pipeline.from_config` makes them.
+    def _stages(self, template: str | None, cache: StateCache | None = None) -> Stages:
+        """The stages for *template* (:func:`~memconfig.wiring.build_stages`), over the backend's sources.
+
+        Without a config, deepagents' cleaning: HTML comments only (a leading BOM
+        stays, as there), nothing escaped. A config's own template wins over
+        *template*; ``None``: the config's layout as it is.
         """
         config = self.config
-        if config is None:  # deepagents' cleaning: comments only (a leading BOM stays, as there)
-            formatter = _formatter(self._layout, template)
-            processors: list[Processor] = [StripHTMLComments()]
-        else:
-            own = config.formatter.template is not None or config.formatter.template_file is not None
-            formatter = self._layout if own else _formatter(self._layout, template)
-            cleaning = Cleaning.for_layout(self._layout.layout, self._sources)
-            escaping = [EscapeClosingTags(tuple(formatter.wrappers))] if formatter.wrappers else []
-            named = named_processors(config.processors)
-            processors = [*cleaning.steps, *escaping, *named, *budget_processors(config, formatter, self._sources)]
-        view = ContentsView(self._shown, STATE_KEY)
-        return Pipeline(self._loader, view, formatter, self._appender, processors=processors, config=config)
+        opts = config.formatter if config is not None else None
+        own = opts is not None and (opts.template is not None or opts.template_file is not None)
+        return build_stages(
+            self._base,
+            loader=self._loader,
+            sources=self._sources,
+            formatter=None if own or template is None else functools.partial(_formatter, template=template),
+            cache=cache,
+            appender=self._appender,
+            enabled=None if config is not None else DEEPAGENTS_RULES,
+        )
 
 
 class ContentsView:
@@ -327,7 +344,7 @@ class ContentsView:
             "".join(f"{s.source}\x1f{s.sha256}\x1e" for s in sections).encode()
             + "".join(f"{s.key}\x1d" for s in missing).encode()
         ).hexdigest()
-        records = Lazy(lambda: _records(self.shown, sections))
+        records = Lazy(functools.partial(_records, self.shown, sections))  # not self: no cycle through the view
         stats = {"cache_hits": len(sections), "sources_skipped": len(missing)}
         return Snapshot(tuple(sections), digest, records, (), stats)
 

@@ -53,6 +53,7 @@ from ._agent import AsyncHandler, Handler, changes, held
 if TYPE_CHECKING:
     from langgraph.runtime import Runtime
 
+    from ..process import Placed
     from ..render import Render
     from ..stages import Loader, Processor
 
@@ -97,30 +98,48 @@ class MemconfigMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self.appender = appender
         self._loads: OrderedDict[tuple[str, PathsInPlay], Render] = OrderedDict()
         self._lock = threading.Lock()
+        self._owns = False  # a pipeline it built itself (from_config, from_yaml) is its to close
 
     @classmethod
     def from_config(
         cls,
         config: Config | Mapping[str, Any],
         *,
-        processors: Sequence[Processor] = (),
+        processors: Sequence[Processor | Placed] = (),
         loader: Loader | None = None,
         paths_key: str = "memconfig_paths",
     ) -> MemconfigMiddleware:
         """Build from a config object or a plain mapping. Raises :class:`ConfigError`."""
-        return cls(Pipeline.from_config(config, processors=processors, loader=loader), paths_key=paths_key)
+        return cls._owning(Pipeline.from_config(config, processors=processors, loader=loader), paths_key)
 
     @classmethod
     def from_yaml(
         cls,
         path: str | os.PathLike[str],
         *,
-        processors: Sequence[Processor] = (),
+        processors: Sequence[Processor | Placed] = (),
         loader: Loader | None = None,
         paths_key: str = "memconfig_paths",
     ) -> MemconfigMiddleware:
         """Build from a YAML config file. Raises :class:`ConfigError` naming the file."""
-        return cls(Pipeline.from_yaml(path, processors=processors, loader=loader), paths_key=paths_key)
+        return cls._owning(Pipeline.from_yaml(path, processors=processors, loader=loader), paths_key)
+
+    @classmethod
+    def _owning(cls, pipeline: Pipeline, paths_key: str) -> MemconfigMiddleware:
+        middleware = cls(pipeline, paths_key=paths_key)
+        middleware._owns = True
+        return middleware
+
+    def close(self) -> None:
+        """Close the pipeline if this middleware built it (:meth:`Pipeline.close`); one given to it is the caller's."""
+        if self._owns:
+            self.pipeline.close()
+
+    def __enter__(self) -> MemconfigMiddleware:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @property
     def name(self) -> str:

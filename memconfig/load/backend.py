@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import hashlib
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from ..drive import Flow, awaited, run
+from ..drive import Either, Flow, run
 from ..failures import SkipReason
 from ..stages import LoadRequest, LoadResult
 
@@ -129,10 +130,10 @@ class BackendLoader:
             batch = self.listed
         started = time.perf_counter()
         backend = self.resolve()
-        if awaited():
-            responses = yield backend.adownload_files(batch)
-        else:
-            responses = backend.download_files(batch)
+        # Both forms: the driver picks (``adownload_files`` awaited by an async one, ``download_files`` inline).
+        responses = yield Either(
+            functools.partial(backend.download_files, batch), functools.partial(backend.adownload_files, batch)
+        )
         if batch is not paths:
             first: dict[str, Any] = {}
             for path, response in zip(batch, responses, strict=True):

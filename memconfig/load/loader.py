@@ -17,7 +17,6 @@ one it stays inline.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import functools
 import hashlib
 import inspect
@@ -36,11 +35,11 @@ import fsspec.asyn
 from fsspec.implementations.local import LocalFileSystem
 
 from .. import events
-from ..drive import Flow, awaited, run
+from ..drive import Blocking, Flow, run
 from ..expand import EXPANDERS, Expander
 from ..failures import SkipReason
 from ..sources.urls import chain, local_path_in
-from ..stages import LoadRequest, LoadResult, LocalCheck
+from ..stages import LoadRequest, LoadResult, LocalCheck, token_of
 from .confinement import Confinement
 from .errors import classify, retry_after
 from .files import file_place, irregular_kind
@@ -184,7 +183,7 @@ class FsspecLoader:
         """What decides the text a source reads as: a state read under another token is read afresh."""
         if not self.by_protocol:
             return repr(self.settings)
-        others = ",".join(f"{p}={getattr(own, 'token', type(own).__qualname__)}" for p, own in self.by_protocol.items())
+        others = ",".join(f"{p}={token_of(own)}" for p, own in self.by_protocol.items())
         return f"{self.settings!r}|{others}"
 
     def __repr__(self) -> str:
@@ -201,31 +200,34 @@ class FsspecLoader:
         return run(self.read(requests))
 
     def read(self, requests: Sequence[LoadRequest]) -> Flow[list[LoadResult]]:
-        """:meth:`load` as a flow: local reads inline, remote ones awaited on fsspec's I/O loop."""
+        """:meth:`load` as a flow: local reads inline, remote ones awaited on fsspec's I/O loop.
+
+        A local expansion (a folder's walk) is yielded as a blocking call: a sync
+        driver makes it inline, an async one on the loader's pool, off its loop.
+        """
         slots: list[list[LoadResult] | None] = [None] * len(requests)
         expect(len(requests))  # a watcher (the CLI's progress display) is told; nothing happens if none is
         routed = self._routed(requests) if self.by_protocol else _NO_ROUTES
         remote = [(i, r) for i, r in enumerate(requests) if not r.source.in_process and i not in routed]
         future = asyncio.run_coroutine_threadsafe(self._load_remote(remote), fsspec.asyn.get_loop()) if remote else None
-        walking: list[tuple[int, Future[list[LoadResult]]]] = []  # local expansions, off the caller's loop
+        walks: list[int] = []
         for index, request in enumerate(requests):
-            if slots[index] is None and request.source.in_process:
-                if request.source.expander is not None and awaited():
-                    context = contextvars.copy_context()  # its events carry the render's id, as inline ones do
-                    walking.append((index, self._executor().submit(context.run, self._read_inline, request)))
+            if request.source.in_process:
+                if request.source.expander is not None:
+                    walks.append(index)
                     continue
                 slots[index] = self._read_inline(request)
                 finished(request.source.name)
-        for position, (index, walked) in enumerate(walking):
+        if walks:
+            calls = [functools.partial(self._read_finished, requests[index]) for index in walks]
             try:
-                slots[index] = yield walked
+                walked = yield Blocking(calls, self._executor)
             except BaseException:
-                for _, other in walking[position:]:
-                    other.cancel()
                 if future is not None:
                     future.cancel()
                 raise
-            finished(requests[index].source.name)
+            for index, results in zip(walks, walked, strict=True):
+                slots[index] = results
         if routed:
             try:
                 yield from self._read_routed(requests, routed, slots)
@@ -304,6 +306,12 @@ class FsspecLoader:
         return True
 
     # -- inline (local and memory) ------------------------------------------
+
+    def _read_finished(self, request: LoadRequest) -> list[LoadResult]:
+        """:meth:`_read_inline`, and the watcher told when it is done."""
+        results = self._read_inline(request)
+        finished(request.source.name)
+        return results
 
     def _read_inline(self, request: LoadRequest) -> list[LoadResult]:
         source = request.source
@@ -511,6 +519,13 @@ class FsspecLoader:
     async def _in_thread(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         pool = self._executor()
         return await asyncio.get_running_loop().run_in_executor(pool, functools.partial(func, *args, **kwargs))
+
+    def close(self) -> None:
+        """Shut the thread pool down, waiting for its threads; a later read that needs one makes a new one."""
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def _executor(self) -> ThreadPoolExecutor:
         """The loader's thread pool (*concurrency* threads), made on first use."""

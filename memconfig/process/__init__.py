@@ -1,6 +1,6 @@
 """Processors: the steps between the cache and the formatter, sections in, sections out."""
 
-from .chain import ProcessorChain
+from .chain import BUILT_IN, Placed, ProcessorChain, Rule
 from .cleaning import Cleaning, StripBOM, StripHTMLComments
 from .escaping import EscapeClosingTags
 from .frontmatter import StripFrontmatter, StripFrontmatterOf
@@ -8,12 +8,15 @@ from .records import Drop, Note, Processed
 from .text import TextStep
 
 __all__ = [
+    "BUILT_IN",
     "Cleaning",
     "Drop",
     "EscapeClosingTags",
     "Note",
+    "Placed",
     "Processed",
     "ProcessorChain",
+    "Rule",
     "StripBOM",
     "StripFrontmatter",
     "StripFrontmatterOf",

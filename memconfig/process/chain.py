@@ -1,40 +1,140 @@
-"""The processor chain: the built-in cleaning, then the user's processors, in order."""
+"""The processor chain: named rules in a fixed order, as markdown-it-py's ``Ruler`` keeps them.
+
+The built-in rules run in the order of :data:`BUILT_IN`; a user's processor
+runs after ``escaping`` and before ``budgets`` (they weigh what goes into the
+block), unless :class:`Placed` before or after a built-in rule by name.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from ..failures import SkipReason
 from ..render import Section
-from ..stages import Processor
+from ..stages import PathsProcessor, Processor
 from .records import NO_REASONS, Drop, Note, Processed
 from .text import TextStep
 
-__all__ = ["ProcessorChain"]
+__all__ = ["BUILT_IN", "Placed", "ProcessorChain", "Rule", "ordered"]
+
+BUILT_IN: tuple[str, ...] = ("rules", "bom", "frontmatter", "html_comments", "escaping", "budgets")
+"""The built-in rules' names, in the order they run.
+
+``rules`` first: it reads the frontmatter that ``frontmatter`` strips;
+``budgets`` last: they weigh what goes into the block. A config has only the
+ones it asks for; a name here is a place in the order either way.
+"""
+_USERS = BUILT_IN.index("escaping")  # a user's processor goes after this one unless placed
+
+
+class Rule(NamedTuple):
+    """A processor under its name in the chain."""
+
+    name: str
+    processor: Processor
+
+
+class Placed:
+    """A user's processor placed just before or just after a built-in rule (one of :data:`BUILT_IN`).
+
+    Several placed at one spot run in the order given.
+
+    Args:
+        name: its name in the chain (its class's name by default).
+
+    Raises:
+        ValueError: neither or both of *before* and *after*, or a name that is no built-in rule.
+    """
+
+    __slots__ = ("after", "before", "name", "processor")
+
+    def __init__(
+        self, processor: Processor, *, before: str | None = None, after: str | None = None, name: str | None = None
+    ) -> None:
+        if (before is None) == (after is None):
+            raise ValueError("Placed: give exactly one of before= or after=")
+        anchor = before if before is not None else after
+        if anchor not in BUILT_IN:
+            raise ValueError(f"Placed: {anchor!r} is no built-in rule; the rules are {', '.join(BUILT_IN)}")
+        self.processor, self.before, self.after, self.name = processor, before, after, name
+
+    def __repr__(self) -> str:
+        spot = f"before={self.before!r}" if self.before is not None else f"after={self.after!r}"
+        return f"Placed({self.processor!r}, {spot}{'' if self.name is None else f', name={self.name!r}'})"
+
+    @property
+    def rule(self) -> Rule:
+        return Rule(self.name or _name_of(self.processor), self.processor)
+
+    @property
+    def spot(self) -> tuple[int, int]:
+        """Where it goes: the built-in rule's place, and before (-1) or after (1) it."""
+        if self.before is not None:
+            return BUILT_IN.index(self.before), -1
+        assert self.after is not None
+        return BUILT_IN.index(self.after), 1
+
+
+def ordered(built_in: Sequence[Rule], users: Sequence[Processor | Rule | Placed]) -> list[Rule]:
+    """The chain's rules: the built-in ones in :data:`BUILT_IN` order, each of the user's at its spot.
+
+    A user's bare processor or :class:`Rule` (one named by the caller) runs after
+    ``escaping``, before ``budgets``, in the order given.
+
+    Raises:
+        ValueError: a built-in rule named outside :data:`BUILT_IN`.
+    """
+    keyed: list[tuple[tuple[int, int, int], Rule]] = []
+    for rule in built_in:
+        if rule.name not in BUILT_IN:
+            raise ValueError(f"{rule.name!r} is no built-in rule; the rules are {', '.join(BUILT_IN)}")
+        keyed.append(((BUILT_IN.index(rule.name), 0, len(keyed)), rule))
+    for user in users:
+        if isinstance(user, Placed):
+            keyed.append(((*user.spot, len(keyed)), user.rule))
+        elif isinstance(user, Rule):
+            keyed.append(((_USERS, 1, len(keyed)), user))
+        else:
+            keyed.append(((_USERS, 1, len(keyed)), Rule(_name_of(user), user)))
+    return [rule for _, rule in sorted(keyed, key=lambda item: item[0])]
+
+
+def _name_of(processor: Processor) -> str:
+    return type(processor).__name__
+
+
 
 
 class ProcessorChain:
     """Runs each processor on the previous one's output; says which sections each one took out.
 
     Consecutive text steps (:class:`~memconfig.process.TextStep`) run as one
-    pass, each section copied once however many of them change it.
+    pass, each section copied once however many of them change it. What each
+    processor can do (take the paths in play) is asked here, once.
+
+    Args:
+        rules: the processors in order, each named (a bare processor: by its class).
     """
 
-    def __init__(self, processors: Sequence[Processor]) -> None:
-        self.processors = tuple(processors)
+    def __init__(self, rules: Sequence[Processor | Rule]) -> None:
+        self.rules = tuple(r if isinstance(r, Rule) else Rule(_name_of(r), r) for r in rules)
+        self.processors = tuple(rule.processor for rule in self.rules)
+        self.names = tuple(rule.name for rule in self.rules)
         self.token = "|".join(p.token for p in self.processors)
-        self.takes_paths = any(getattr(p, "takes_paths", False) for p in self.processors)
+        takes = [isinstance(p, PathsProcessor) and p.takes_paths for p in self.processors]
+        self.takes_paths = any(takes)
         """A processor decides by the render's paths in play (``rules: frontmatter``): blocks differ by paths."""
-        self._steps: list[Processor] = []
-        for processor in self.processors:
-            last = self._steps[-1] if self._steps else None
+        self._steps: list[tuple[Processor, bool]] = []  # each step, and whether it is handed the paths
+        for processor, paths in zip(self.processors, takes, strict=True):
+            last = self._steps[-1][0] if self._steps else None
             if isinstance(processor, TextStep) and isinstance(last, _TextSteps):
                 last.steps.append(processor)
             else:
-                self._steps.append(_TextSteps([processor]) if isinstance(processor, TextStep) else processor)
+                self._steps.append((_TextSteps([processor]) if isinstance(processor, TextStep) else processor, paths))
 
     def __repr__(self) -> str:
-        return f"ProcessorChain({', '.join(p.token for p in self.processors)})"
+        return f"ProcessorChain({', '.join(f'{r.name}={r.processor.token}' for r in self.rules)})"
 
     def __call__(
         self, sections: Sequence[Section], paths: tuple[str, ...] = ()
@@ -47,8 +147,8 @@ class ProcessorChain:
         current = list(sections)
         drops: list[Drop] = []
         notes: list[Note] = []
-        for processor in self._steps:
-            returned = processor(current, paths) if getattr(processor, "takes_paths", False) else processor(current)  # type: ignore[call-arg]
+        for processor, takes_paths in self._steps:
+            returned = processor(current, paths) if takes_paths else processor(current)  # type: ignore[call-arg]
             reasons = NO_REASONS
             if isinstance(returned, Processed):
                 notes += [note._replace(processor=note.processor or processor.token) for note in returned.notes]

@@ -9,7 +9,7 @@ formatter right-strips each section, so sections join with exactly the separator
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -80,17 +80,31 @@ class Cleaning:
             text.append(StripHTMLComments())
         self._text: tuple[TextStep, ...] = tuple(text)
         steps: list[Processor] = list(text)
+        chosen = (("bom", strip_bom), ("frontmatter", every), ("html_comments", strip_html_comments))
+        names = [name for name, on in chosen if on]
         if some:  # after the BOM (if stripped), before comments: the block must be at the very start
             steps.insert(1 if strip_bom else 0, StripFrontmatterOf(some))
+            names.insert(1 if strip_bom else 0, "frontmatter")
         self.steps: tuple[Processor, ...] = tuple(steps)
+        self.names: tuple[str, ...] = tuple(names)
+        """Each step's name in the processor chain (:data:`~memconfig.process.chain.BUILT_IN`)."""
         self.token = "+".join(step.token for step in self.steps)
 
     @classmethod
-    def for_layout(cls, layout: Preset, sources: Sequence[Source] = ()) -> Cleaning:
-        """The cleaning a layout's rules ask for, with each source's own ``strip_frontmatter`` (if set) first."""
-        rule = layout.strip_frontmatter
+    def for_layout(
+        cls, layout: Preset, sources: Sequence[Source] = (), enabled: Collection[str] | None = None
+    ) -> Cleaning:
+        """The cleaning a layout's rules ask for, with each source's own ``strip_frontmatter`` (if set) first.
+
+        Args:
+            enabled: the names of the steps that may run (``None``: every one the layout asks for).
+        """
+        on = (lambda name: True) if enabled is None else enabled.__contains__
+        rule = layout.strip_frontmatter and on("frontmatter")
         chosen = {s.key: rule if s.strip_frontmatter is None else s.strip_frontmatter for s in sources}
-        return cls(layout.strip_html_comments, chosen or rule, layout.strip_bom)
+        if not on("frontmatter"):
+            chosen = {}
+        return cls(layout.strip_html_comments and on("html_comments"), chosen or rule, layout.strip_bom and on("bom"))
 
     def __repr__(self) -> str:
         return f"Cleaning({self.token})"
