@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pipelines import plain_pipeline
+from support.pipelines import plain_pipeline
 
 from memconfig import Loader, LoadRequest, LoadResult, Pipeline, SkipReason
 from memconfig.drive import arun, run

@@ -12,10 +12,10 @@ from types import MappingProxyType
 from typing import Any
 
 import pytest
-from pipelines import events_named as _events
-from pipelines import plain_pipeline
-from servers import WebServer
 from structlog.testing import capture_logs
+from support.pipelines import events_named as _events
+from support.pipelines import plain_pipeline
+from support.servers import WebServer
 
 from memconfig import Pipeline, Render, Section, SourceError, events
 from memconfig.events import EVENTS, SCHEMA_VERSION, EventSpec
@@ -220,7 +220,7 @@ def test_every_event_has_exactly_its_declared_fields(project: Path, web: WebServ
         Pipeline.from_config({"version": 1, "base_dir": str(project), **discovery}).build({})  # searched, passed, cut
         watched = {"version": 1, "sources": ["memory://unwatched.md"], "cache": {"policy": "watch"}}
         Pipeline.from_config(watched).build({})  # unwatched (a remote source under watch)
-        for written in (True, False):  # render -o FILE's (tests/test_output_file.py runs the command)
+        for written in (True, False):  # render -o FILE's (tests/cli/test_output_file.py runs the command)
             events.output_file(written, "AGENTS.md", "text", 1, "0" * 64, "render-1")
         events.output_failed("AGENTS.md", "text", 1, "0" * 64, "AGENTS.md: No space left on device", "render-1")
     assert {e["event"] for e in logs} == set(EVENTS)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from servers import Bucket, WebServer
+from support.servers import Bucket, WebServer
 
 from memconfig.cli import main
 from memconfig.config import load_config

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pipelines import plain_pipeline
-from servers import WebServer
 from structlog.testing import capture_logs
+from support.pipelines import plain_pipeline
+from support.servers import WebServer
 
 from memconfig import Pipeline, Render, SkipReason, SourceRecord, TextAppender
 

@@ -32,8 +32,8 @@ from urllib.parse import quote, quote_plus
 import pytest
 import structlog
 import yaml
-from servers import S3Server, WebServer
 from structlog.testing import capture_logs
+from support.servers import S3Server, WebServer
 
 from memconfig import Pipeline
 from memconfig.append import APPENDERS, appender_for
@@ -72,7 +72,7 @@ COMMAND_ARGS: dict[str, list[str]] = {
     "sources": [],
     "explain": ["--format", "text"],
     # A log with secrets in another program's lines, a cut-off line and an unmasked URL: none may be printed.
-    "audit": [str(ROOT / "tests" / "bad_logs" / "planted-secrets.jsonl")],
+    "audit": [str(ROOT / "tests" / "audit" / "bad_logs" / "planted-secrets.jsonl")],
 }
 
 

@@ -6,7 +6,7 @@ glob gaining a match, then a run of another config whose required source is
 missing (a failed render). The audit of that log is asserted as the user sees
 it (table text, JSON data, exit codes, messages), and the same log is read
 gzipped, bz2- and xz-compressed, from moto's S3, over HTTP and from standard
-input. Malformed logs (``tests/bad_logs/`` and a 50 MB line) are counted,
+input. Malformed logs (``tests/audit/bad_logs/`` and a 50 MB line) are counted,
 never shown, never a crash.
 """
 
@@ -30,7 +30,8 @@ import orjson
 import pytest
 import structlog
 import yaml
-from servers import Bucket, WebServer
+from support.cli import ROOT
+from support.servers import Bucket, WebServer
 
 from memconfig import Pipeline
 from memconfig.audit.aggregate import Aggregator
@@ -40,7 +41,6 @@ from memconfig.cli import main
 from memconfig.cli.logs import configure_cli_logging
 from memconfig.config import Config
 
-ROOT = Path(__file__).resolve().parent.parent
 BAD_LOGS = Path(__file__).parent / "bad_logs"
 HANG = 120  # seconds: only detects a hang; nothing here is timed
 

@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 import yaml
+from support.cli import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 HANG = 120  # seconds: only detects a hang; nothing here is timed
 PREFIX = "SECRET-"
 CONFIG_SECRET = "SECRET-config-tok"  # $API_TOKEN: the config's storage options hold it

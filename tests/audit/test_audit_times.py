@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 import structlog
 import yaml
-from cli import memconfig
 from hypothesis import given
 from hypothesis import strategies as st
+from support.cli import memconfig
 
 from memconfig.audit.times import canonical_time, is_canonical
 from memconfig.cli import main

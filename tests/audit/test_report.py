@@ -3,7 +3,7 @@
 The log comes from ``memconfig render`` run several times over real files: an
 edit, a deletion, a source cut by its own budget, one dropped by the block's
 budget, a required source missing for one run (a failed render), and a source
-whose name and file name are HTML. ``python tests/test_report.py`` makes the
+whose name and file name are HTML. ``PYTHONPATH=.:tests python tests/audit/test_report.py`` makes the
 README's screenshot (``docs/audit-report.png``) from the same kind of log.
 """
 
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from browser import Chromium, chromium_or_skip, png_size
-from cli import memconfig
+from support.browser import Chromium, chromium_or_skip, png_size
+from support.cli import ROOT, memconfig
 
 from memconfig.audit.html import render_html
 from memconfig.audit.model import (
@@ -32,7 +32,6 @@ from memconfig.audit.model import (
     VersionChange,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOT = ROOT / "docs" / "audit-report.png"
 #: What the hostile source's script would do if it ran: mark the page.
 HOSTILE = "<script>document.documentElement.setAttribute('data-pwned','yes')</script>"
@@ -352,13 +351,13 @@ def test_a_screenshot_is_taken(chromium: Chromium, report: Path, tmp_path: Path)
     assert shot.stat().st_size > 5 * empty.stat().st_size
 
 
-BAD_LOGS = sorted(path.name for path in (ROOT / "tests" / "bad_logs").glob("*.jsonl"))
+BAD_LOGS = sorted(path.name for path in (ROOT / "tests" / "audit" / "bad_logs").glob("*.jsonl"))
 
 
 @pytest.mark.parametrize("bad", [*BAD_LOGS, "empty.jsonl"])
 def test_a_page_for_any_log(bad: str, tmp_path: Path) -> None:
     """Malformed, foreign, binary, cut-off or empty logs still give a page, counting what was not memconfig's."""
-    log = ROOT / "tests" / "bad_logs" / bad
+    log = ROOT / "tests" / "audit" / "bad_logs" / bad
     if bad == "empty.jsonl":
         log = tmp_path / bad
         log.write_bytes(b"")
@@ -372,7 +371,7 @@ def test_a_page_for_any_log(bad: str, tmp_path: Path) -> None:
 
 def test_no_secret_in_the_page(tmp_path: Path) -> None:
     """A log with secrets planted in foreign lines, a cut-off line and unmasked URLs gives a page without them."""
-    planted = ROOT / "tests" / "bad_logs" / "planted-secrets.jsonl"
+    planted = ROOT / "tests" / "audit" / "bad_logs" / "planted-secrets.jsonl"
     out = tmp_path / "report.html"
     done = memconfig("audit", str(planted), "--html", str(out), cwd=tmp_path)
     assert done.returncode == 0, done.stderr

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from servers import WebServer
 from structlog.testing import capture_logs
+from support.servers import WebServer
 
 from memconfig import Loader, LoadRequest, LoadResult, Pipeline, SourceError
 from memconfig.stages import LocalCheck

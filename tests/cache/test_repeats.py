@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
+from support.pipelines import events_named, plain_pipeline
 
 from memconfig.sources.places import same_place
-from tests.pipelines import events_named, plain_pipeline
 
 
 @pytest.fixture

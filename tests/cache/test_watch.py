@@ -15,19 +15,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli import eventually, watching
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from structlog.testing import capture_logs
+from support.cli import eventually, watching
 
 from memconfig import Pipeline
 from memconfig.cache.watcher import RECENT, Watching
 from memconfig.integrations.langchain import MemconfigMiddleware
-from tests.test_langchain import RecordingModel
+from tests.integrations.test_langchain import RecordingModel
 
 HANG = 20.0  # seconds: only a hang takes this long; nothing below asserts a duration
-ROOT = Path(__file__).resolve().parent.parent
 
 # -- counting this thread's file-system calls ----------------------------------------------------
 

@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 import structlog
 import yaml
-from cli import memconfig as run
+from support.cli import ROOT
+from support.cli import memconfig as run
 
 import memconfig
 from memconfig.cli import main
 from memconfig.format.presets import DEFAULT_TEMPLATE
 
-ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "configs" / "example.yaml"
 WriteConfig = Callable[..., Path]
 Cli = Callable[..., subprocess.CompletedProcess[str]]

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli import eventually, memconfig, watching
+from support.cli import eventually, memconfig, watching
 
 from memconfig.cli.output import write_output
 

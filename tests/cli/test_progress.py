@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from servers import WebServer
+from support.cli import ROOT
+from support.servers import WebServer
 
 from memconfig.cli.tables import plain_table
 
-ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "configs" / "example.yaml"
 SLOW = 1.2  # seconds each slow source takes to answer: well past the half second before a bar
 #: A CSI escape sequence (colour, cursor movement, erase): what a bar is drawn with.

@@ -1,10 +1,10 @@
 """The bad config corpus: every malformed config exits 2 naming the file and where, never with a traceback.
 
-The small cases are files in ``tests/bad_configs/``, each opening with
+The small cases are files in ``tests/config/bad_configs/``, each opening with
 ``# expect: <fragment of the message>`` and ``# where: <location>``: a key
 path, ``LINE:COLUMN``, or ``-`` for the file itself. The large and odd ones
 (50 MB, alias bombs, 10,000 levels of nesting, a folder, bad bytes) are
-written into a temporary folder by ``tests/bad_configs/generated.py``; the
+written into a temporary folder by ``tests/config/bad_configs/generated.py``; the
 heaviest also run in a child process that reports its peak memory.
 """
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import SLOTS, contents, format_templates, plain_text, slot_values, template_soup
+from support.strategies import SLOTS, contents, format_templates, plain_text, slot_values, template_soup
 
 from memconfig.templates import Template, TemplateError
 

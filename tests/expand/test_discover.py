@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
-from trees import git_init as _git_init
-from trees import write as _write
+from support.cli import ROOT
+from support.trees import git_init as _git_init
+from support.trees import write as _write
 
 from memconfig import ConfigError, Pipeline
 from memconfig.expand import EXPANDERS
@@ -253,7 +254,7 @@ def test_memconfig_validate_exits_2_for_a_bad_discovery(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         check=False,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])},
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert done.returncode == 2
     assert "sources[0].discover.names" in done.stderr and "Traceback" not in done.stderr

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
-from trees import git_init, write
+from support.trees import git_init, write
 
 from memconfig import Pipeline
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pipelines import events_named as _events
-from pipelines import plain_pipeline
 from structlog.testing import capture_logs
+from support.pipelines import events_named as _events
+from support.pipelines import plain_pipeline
 
 from memconfig import EXPANDERS, Expander, Pipeline, SkipReason
 from memconfig.expand import GlobExpander

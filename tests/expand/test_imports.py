@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pipelines import events_named
 from structlog.testing import capture_logs
+from support.pipelines import events_named
 
 from memconfig import Config, ConfigError, Pipeline, SkipReason
 

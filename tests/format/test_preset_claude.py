@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
-from trees import git_init as _git_init
-from trees import write as _write
+from support.trees import git_init as _git_init
+from support.trees import write as _write
 
 from memconfig import ConfigError, Pipeline
 

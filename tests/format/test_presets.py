@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 import yaml
-from pipelines import events_named
 from structlog.testing import capture_logs
+from support.pipelines import events_named
 
 from memconfig import Pipeline
 from memconfig.format import TemplateFormatter

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
+from support.pipelines import events_named, plain_pipeline
 
 from memconfig import SourceError
 from memconfig.cli import main
-from tests.pipelines import events_named, plain_pipeline
 
 
 def _skips(logs: list[dict[str, Any]]) -> dict[str, tuple[str, str]]:

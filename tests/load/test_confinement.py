@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
+from support.pipelines import events_named, plain_pipeline
 
 from memconfig import SourceError
 from memconfig.cli import main
-from tests.pipelines import events_named, plain_pipeline
 
 
 @pytest.fixture

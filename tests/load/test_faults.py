@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 import structlog
-from servers import Bucket, WebServer
+from support.servers import Bucket, WebServer
 
 from memconfig import Pipeline
 from memconfig.cli import main

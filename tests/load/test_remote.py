@@ -25,8 +25,8 @@ from typing import Any
 
 import pytest
 import structlog
-from cli import memconfig
-from servers import Bucket, WebServer
+from support.cli import memconfig
+from support.servers import Bucket, WebServer
 
 from memconfig import ConfigError, FsspecLoader, LoadRequest, Pipeline, Source, SourceError, load_config
 from memconfig.cli import main

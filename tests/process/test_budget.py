@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 import yaml
-from cli import memconfig
-from pipelines import events_named as _events
-from pipelines import plain_pipeline
 from structlog.testing import capture_logs
+from support.cli import memconfig
+from support.pipelines import events_named as _events
+from support.pipelines import plain_pipeline
 
 from memconfig import BudgetExceeded, ConfigError, Pipeline, Render, SkipReason
 from memconfig.process.tokens import ESTIMATE

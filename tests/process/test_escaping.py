@@ -11,8 +11,8 @@ import pytest
 from deepagents.middleware.memory import MEMORY_SYSTEM_PROMPT
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from pipelines import events_named
 from structlog.testing import capture_logs
+from support.pipelines import events_named
 
 from memconfig import Config, ConfigError, Pipeline, Section
 from memconfig.format import TemplateFormatter

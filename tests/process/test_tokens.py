@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 import tiktoken
 import yaml
-from pipelines import events_named as _events
-from pipelines import plain_pipeline
 from structlog.testing import capture_logs
+from support.cli import ROOT
+from support.pipelines import events_named as _events
+from support.pipelines import plain_pipeline
 
 from memconfig import Config, ConfigError, Pipeline
 from memconfig.process.tokens import ESTIMATE, TiktokenCount, TokenEstimate, token_counter
 
-ROOT = Path(__file__).resolve().parent.parent
 #: cl100k_base's pre-tokenizer pattern, as tiktoken publishes it: the small test encoding splits text the same way.
 CL100K_PATTERN = (
     r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|"""

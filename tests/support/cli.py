@@ -22,7 +22,7 @@ import pytest
 
 __all__ = ["ROOT", "WAIT", "environment", "eventually", "memconfig", "watching"]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # tests/support/cli.py: the repository
 HANG = 120  # seconds: only a hang takes this long; nothing is timed
 WAIT = 20.0  # seconds a long-running command (--watch) is given to show a change: only a hang takes this long
 

@@ -1,6 +1,6 @@
 """The bad configs too large or too odd to commit: each written into a folder when a test (or the benchmark) runs.
 
-Shared by ``tests/test_bad_configs.py`` and ``benchmarks/bad_configs.py``.
+Shared by ``tests/config/test_bad_configs.py`` and ``benchmarks/bad_configs.py``.
 Each case gives the file's bytes (or makes the path itself, for a folder),
 the fragment its error must contain, and where the error must point: ``-``
 (the file itself), ``L:C`` (some line and column) or an exact key path.
