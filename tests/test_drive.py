@@ -13,16 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.pipelines import plain_pipeline
+from support.pipelines import plain_pipeline as _pipeline
 
 from memconfig import Loader, LoadRequest, LoadResult, Pipeline, SkipReason
 from memconfig.drive import arun, run
 
 TEXTS = {"a.md": "alpha", "b.md": "beta"}
-
-
-def _pipeline(root: Path, sources: Sequence[Any], policy: str = "once") -> Pipeline:
-    return plain_pipeline(root, sources, policy)
 
 
 def _results(texts: dict[str, str], requests: Sequence[LoadRequest]) -> list[LoadResult]:

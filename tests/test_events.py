@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from collections import defaultdict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -16,20 +15,13 @@ from structlog.testing import capture_logs
 from support.pipelines import events_named as _events
 from support.pipelines import plain_pipeline
 from support.servers import WebServer
+from support.trees import write_atomically as _write
 
 from memconfig import Pipeline, Render, Section, SourceError, events
 from memconfig.events import EVENTS, SCHEMA_VERSION, EventSpec
 
 BOOKKEEPING = {"event", "log_level", "render_id"}
 FAST = {"backoff": 0.01, "timeout": 5, "retries": 2}
-
-
-def _write(path: Path, text: str) -> None:
-    """Write atomically, as editors do."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _pipeline(sources: Sequence[Any], root: Path | None = None, policy: str = "once", **extra: Any) -> Pipeline:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import threading
 import time
 from collections import Counter
@@ -14,27 +13,17 @@ from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
+from support.pipelines import plain_pipeline
 from support.servers import WebServer
+from support.trees import write_atomically as _write
 
 from memconfig import Loader, LoadRequest, LoadResult, Pipeline, SourceError
 from memconfig.stages import LocalCheck
 
 
 def _pipeline(tmp_path: Path, names: Sequence[str], policy: str = "revalidate", **cache: Any) -> Pipeline:
-    config = {
-        "version": 1,
-        "sources": list(names),
-        "cache": {"policy": policy, **cache},
-        "formatter": {"preset": "plain"},
-    }
-    return Pipeline.from_config({**config, "base_dir": str(tmp_path)})
-
-
-def _write(path: Path, text: str) -> None:
-    """Write atomically, as editors do, so a reader sees a whole version."""
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    """The plain pipeline over *names* in *tmp_path*, under ``revalidate`` unless told; *cache*: more cache settings."""
+    return plain_pipeline(tmp_path, names, policy, cache=cache)
 
 
 class CountingLoader:

@@ -20,6 +20,7 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from structlog.testing import capture_logs
 from support.cli import eventually, watching
+from support.pipelines import plain_pipeline
 
 from memconfig import Pipeline
 from memconfig.cache.watcher import RECENT, Watching
@@ -73,8 +74,8 @@ def fs_calls(monkeypatch: pytest.MonkeyPatch) -> Callable[[], Any]:
 
 
 def _pipeline(root: Path, sources: list[Any], **cache: Any) -> Pipeline:
-    config = {"version": 1, "base_dir": str(root), "sources": sources, "cache": {"policy": "watch", **cache}}
-    return Pipeline.from_config({**config, "formatter": {"preset": "plain"}})
+    """The plain pipeline over *sources* in *root* under ``watch``; *cache*: more cache settings."""
+    return plain_pipeline(root, sources, "watch", cache=cache)
 
 
 def _watching(pipeline: Pipeline) -> Watching:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 from support.cli import ROOT
+from support.pipelines import plain_pipeline
 from support.trees import git_init as _git_init
 from support.trees import write as _write
 
@@ -22,13 +23,8 @@ from memconfig.sources.specs import DiscoverSpec
 
 
 def _pipeline(discover: dict[str, Any], base: Path, **more: Any) -> Pipeline:
-    config = {
-        "version": 1,
-        "base_dir": str(base),
-        "sources": [{"discover": discover}],
-        "formatter": {"preset": "plain"},
-    }
-    return Pipeline.from_config({**config, **more})
+    """The plain pipeline whose one source is the search *discover*, from *base*; *more*: other config parts."""
+    return plain_pipeline(base, [{"discover": discover}], **more)
 
 
 @pytest.fixture

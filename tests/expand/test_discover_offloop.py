@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
+from support.pipelines import plain_pipeline
 from support.trees import git_init, write
 
 from memconfig import Pipeline
@@ -19,8 +20,7 @@ HANG = 20.0  # seconds: only a blocked loop waits this long; nothing below asser
 
 def _pipeline(root: Path) -> Pipeline:
     found = {"names": ["AGENTS.md"], "from": str(root), "down": {"max_dirs": 50}}  # respect_gitignore: the default
-    config = {"version": 1, "base_dir": str(root), "sources": [{"discover": found}], "formatter": {"preset": "plain"}}
-    return Pipeline.from_config({**config, "cache": {"policy": "revalidate"}})
+    return plain_pipeline(root, [{"discover": found}], "revalidate")
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,20 +11,13 @@ import pytest
 from structlog.testing import capture_logs
 from support.pipelines import events_named as _events
 from support.pipelines import plain_pipeline
+from support.trees import write_atomically as _write
 
 from memconfig import EXPANDERS, Expander, Pipeline, SkipReason
 from memconfig.expand import GlobExpander
 
 GLOB = "rules/*.md"
 GONE = "no longer matched by the glob"
-
-
-def _write(path: Path, text: str) -> None:
-    """Write atomically, as editors do."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _pipeline(root: Path, sources: Sequence[Any], policy: str = "revalidate") -> Pipeline:

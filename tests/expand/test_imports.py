@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
-from support.pipelines import events_named
+from support.pipelines import events_named, plain_pipeline
 
 from memconfig import Config, ConfigError, Pipeline, SkipReason
 
@@ -29,14 +29,7 @@ def _repo(tmp_path: Path, files: dict[str, str]) -> Path:
 
 
 def _pipeline(root: Path, sources: list[Any], policy: str = "once", **imports: Any) -> Pipeline:
-    config = {
-        "version": 1,
-        "sources": sources,
-        "imports": imports or True,
-        "cache": {"policy": policy},
-        "formatter": {"preset": "plain"},
-    }
-    return Pipeline.from_config(_config(config, root))
+    return plain_pipeline(root, sources, policy, imports=imports or True)
 
 
 def _config(data: dict[str, Any], root: Path) -> Config:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import os
 import re
 import sys
 import threading
@@ -24,6 +23,8 @@ from typing import Any
 import pytest
 import structlog
 from structlog.testing import capture_logs
+from support.pipelines import plain_pipeline
+from support.trees import write_atomically as _write
 
 from memconfig import Pipeline
 
@@ -38,13 +39,6 @@ _SECTION = re.compile(r"@@(?P<path>[^@\n]+)@@\n(?P<content>.*)", re.DOTALL)
 def _content(name: str, version: int) -> str:
     """Version *version* of *name*: self-consistent, and of a length that changes with the version."""
     return f"{name} version {version}\n" * (8 + version % 5)
-
-
-def _write(path: Path, text: str) -> None:
-    """Replace *path* atomically, as an editor does: a reader sees the old file or the new one."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _versions(text: str) -> tuple[int, ...]:
@@ -100,20 +94,8 @@ def files(tmp_path: Path) -> Files:
 
 
 def _pipeline(root: Path, policy: str) -> Pipeline:
-    return Pipeline.from_config(
-        {
-            "version": 1,
-            "base_dir": str(root),
-            "sources": list(FILES),
-            "cache": {"policy": policy},
-            "formatter": {
-                "preset": "plain",
-                "template": "<<{agent_memory}>>",
-                "section": "@@{path}@@\n{content}",
-                "separator": "\n%%\n",
-            },
-        }
-    )
+    layout = {"template": "<<{agent_memory}>>", "section": "@@{path}@@\n{content}", "separator": "\n%%\n"}
+    return plain_pipeline(root, FILES, policy, formatter=layout)
 
 
 @dataclass

@@ -33,7 +33,7 @@ def _write(root: Path, files: dict[str, str | bytes]) -> None:
 
 
 def _build(root: Path, sources: list[Any], **formatter: Any) -> tuple[Render, list[dict[str, Any]]]:
-    pipeline = plain_pipeline(root, sources, formatter={"preset": "plain", **formatter})
+    pipeline = plain_pipeline(root, sources, formatter=formatter)
     with capture_logs() as logs:
         render = pipeline.build({})
     return render, logs

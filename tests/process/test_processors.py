@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -12,16 +11,10 @@ import pytest
 from structlog.testing import capture_logs
 from support.pipelines import events_named as _events
 from support.pipelines import plain_pipeline
+from support.trees import write_atomically as _write
 
 from memconfig import Pipeline, Processor, Section, SkipReason
 from memconfig.process import StripBOM, StripHTMLComments
-
-
-def _write(path: Path, text: str) -> None:
-    """Write atomically, as editors do."""
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _pipeline(

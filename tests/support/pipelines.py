@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,14 +15,20 @@ def plain_pipeline(
     policy: str = "once",
     *,
     processors: Sequence[Processor] = (),
+    cache: Mapping[str, Any] | None = None,
+    formatter: Mapping[str, Any] | None = None,
     **sections: Any,
 ) -> Pipeline:
-    """A pipeline with the ``plain`` layout over *sources* (relative to *root*); *sections* add or replace config."""
+    """A pipeline with the ``plain`` layout over *sources* (relative to *root*), under the cache *policy*.
+
+    *cache* and *formatter* add to (or replace) the cache's and the formatter's settings; *sections* add or
+    replace other parts of the config (``loader``, ``imports``, ``appender`` …).
+    """
     config: dict[str, Any] = {
         "version": 1,
         "sources": list(sources),
-        "cache": {"policy": policy},
-        "formatter": {"preset": "plain"},
+        "cache": {"policy": policy, **(cache or {})},
+        "formatter": {"preset": "plain", **(formatter or {})},
         **sections,
     }
     if root is not None:
