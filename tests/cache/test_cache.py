@@ -7,7 +7,7 @@ import json
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,8 @@ from support.trees import write_atomically as _write
 
 from memconfig import Loader, LoadRequest, LoadResult, Pipeline, SourceError
 from memconfig.stages import LocalCheck
+
+HANG = 20.0  # seconds a thread waits for another: only a hang takes this long; nothing is timed
 
 
 def _pipeline(tmp_path: Path, names: Sequence[str], policy: str = "revalidate", **cache: Any) -> Pipeline:
@@ -47,16 +49,45 @@ class CountingLoader:
         return bool(self.inner.unchanged(checks))  # type: ignore[attr-defined]
 
 
-class SlowAsyncLoader:
-    """A loader stage whose async reads take *delay* seconds longer, as a slow remote source's would."""
+class GatedAsyncLoader:
+    """A loader stage whose async reads wait for the test to open its gate, as a slow remote source's would.
 
-    def __init__(self, inner: Loader, delay: float) -> None:
+    ``reading`` is set once a read is under way: from then on it is in flight until ``gate`` is set.
+    """
+
+    def __init__(self, inner: Loader) -> None:
         self.inner = inner
-        self.delay = delay
+        self.reading = threading.Event()
+        self.gate = threading.Event()
 
     async def load(self, requests: Sequence[LoadRequest]) -> list[LoadResult]:
-        await asyncio.sleep(self.delay)
+        self.reading.set()
+        await _until(self.gate.is_set)
         return list(self.inner.load(requests))  # type: ignore[arg-type]
+
+
+async def _until(check: Callable[[], bool]) -> None:
+    """Give the loop to the other tasks until *check* holds; fails only after :data:`HANG`."""
+    deadline = time.monotonic() + HANG
+    while not check():
+        assert time.monotonic() < deadline, "not within HANG"
+        await asyncio.sleep(0.001)
+
+
+def _joins(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Each render's claim on reads another render has in flight (one entry per read it joins), as they come."""
+    from memconfig.cache.flights import Flights
+
+    joins: list[int] = []
+    real = Flights.claim
+
+    def claim(self: Flights, *args: Any, **kwargs: Any) -> Any:
+        made = real(self, *args, **kwargs)
+        joins.extend(index for index, _, _ in made.theirs)
+        return made
+
+    monkeypatch.setattr(Flights, "claim", claim)
+    return joins
 
 
 def test_once_reads_a_source_once_per_state(tmp_path: Path) -> None:
@@ -478,38 +509,46 @@ def test_slower_pass_never_puts_back_an_older_version(tmp_path: Path, monkeypatc
     _write(path, "v2 longer")
     state["memory_contents_meta"]["checked_at"] = 0  # due for a check
     real = PolicyCache._merge
+    read, merge = threading.Event(), threading.Event()
 
     def late_merge(self: PolicyCache, *args: Any) -> Any:
-        if threading.current_thread().name == "slow":
-            time.sleep(0.3)  # descheduled between its read and its merge
+        if threading.current_thread().name == "slow":  # descheduled between its read and its merge
+            read.set()
+            assert merge.wait(HANG)
         return real(self, *args)
 
     monkeypatch.setattr(PolicyCache, "_merge", late_merge)
     slow = threading.Thread(target=lambda: pipeline.render(state=state), name="slow")
     slow.start()
-    time.sleep(0.1)
+    assert read.wait(HANG)  # the slow pass has read v2
     _write(path, "v3 the newest")
     state["memory_contents_meta"]["checked_at"] = 0
     assert pipeline.render(state=state) == "v3 the newest"
+    merge.set()  # only now does the slow pass merge its v2
     slow.join()
     assert state["memory_contents"] == {"a.md": "v3 the newest"}
     assert pipeline.render(state=state) == "v3 the newest"
 
 
-def test_cancelled_render_does_not_fail_the_renders_sharing_its_read(tmp_path: Path) -> None:
+def test_cancelled_render_does_not_fail_the_renders_sharing_its_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Cancelling the task that reads a source leaves the tasks waiting for that read to finish on their own."""
     _write(tmp_path / "a.md", "alpha")
     pipeline = _pipeline(tmp_path, ["a.md"])
-    pipeline.loader = SlowAsyncLoader(pipeline.loader, 0.3)
+    gated = GatedAsyncLoader(pipeline.loader)
+    pipeline.loader = gated
+    joins = _joins(monkeypatch)
 
     async def main() -> str:
         reader = asyncio.create_task(pipeline.arender(state={}))
-        await asyncio.sleep(0.05)
+        await _until(gated.reading.is_set)  # the reader's read is in flight
         waiter = asyncio.create_task(pipeline.arender(state={}))
-        await asyncio.sleep(0.05)
+        await _until(lambda: len(joins) == 1)  # the waiter waits for that read
         reader.cancel()
         with pytest.raises(asyncio.CancelledError):
             await reader
+        gated.gate.set()
         return await waiter
 
     assert asyncio.run(main()) == "alpha"
@@ -519,11 +558,13 @@ def test_sync_render_inside_an_event_loop_does_not_wait_on_that_loop(tmp_path: P
     """A blocking render called from async code while a task of the same loop reads the source still returns."""
     _write(tmp_path / "a.md", "alpha")
     pipeline = _pipeline(tmp_path, ["a.md"])
-    pipeline.loader = SlowAsyncLoader(pipeline.loader, 0.2)
+    gated = GatedAsyncLoader(pipeline.loader)
+    pipeline.loader = gated
 
     async def main() -> tuple[str, str]:
         task = asyncio.create_task(pipeline.arender(state={}))
-        await asyncio.sleep(0.01)
+        await _until(gated.reading.is_set)  # the task's read is in flight, and stays so while this loop is blocked
+        gated.gate.set()
         blocking = pipeline.render(state={})  # would wait forever for the task it blocks
         return blocking, await task
 
@@ -623,19 +664,23 @@ def test_removed_source_no_longer_counts_as_skipped(tmp_path: Path) -> None:
     assert _events(logs, "prompt_built")[0]["sources_skipped"] == 0
 
 
-def test_cancelled_owner_hands_its_read_to_one_waiter(tmp_path: Path) -> None:
+def test_cancelled_owner_hands_its_read_to_one_waiter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """When the task reading for ten others is cancelled, one of them reads; not all ten."""
     _write(tmp_path / "a.md", "alpha")
     pipeline = _pipeline(tmp_path, ["a.md"])
     counting = CountingLoader(pipeline.loader)
-    pipeline.loader = SlowAsyncLoader(counting, 0.2)
+    gated = GatedAsyncLoader(counting)
+    pipeline.loader = gated
+    joins = _joins(monkeypatch)
 
     async def main() -> list[str]:
         owner = asyncio.create_task(pipeline.arender(state={}))
-        await asyncio.sleep(0.05)
+        await _until(gated.reading.is_set)  # the owner's read is in flight
         waiters = [asyncio.create_task(pipeline.arender(state={})) for _ in range(10)]
-        await asyncio.sleep(0.05)
+        await _until(lambda: len(joins) == 10)  # the ten wait for it
         owner.cancel()
+        await _until(lambda: len(joins) == 19)  # one took the read over, the nine others wait for that one's
+        gated.gate.set()
         return await asyncio.gather(*waiters)
 
     assert asyncio.run(main()) == ["alpha"] * 10
