@@ -33,6 +33,7 @@ import pytest
 import structlog
 import yaml
 from structlog.testing import capture_logs
+from support.cli import ROOT
 from support.servers import S3Server, WebServer
 
 from memconfig import Pipeline
@@ -43,8 +44,6 @@ from memconfig.config import load_config
 from memconfig.exceptions import ConfigError, SourceError
 from memconfig.integrations.langchain import MemconfigMiddleware
 from memconfig.sources import build_sources
-
-ROOT = Path(__file__).resolve().parent.parent
 
 # -- the planted secrets -----------------------------------------------------------------------
 # Every one starts with "SECRET-": no output may hold that prefix at all.

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
-from support.cli import ROOT
+from support.cli import memconfig
 from support.pipelines import plain_pipeline
 from support.trees import git_init as _git_init
 from support.trees import write as _write
@@ -245,13 +243,7 @@ def test_bad_discovery_settings_are_config_errors_at_their_key_path(discover: di
 def test_memconfig_validate_exits_2_for_a_bad_discovery(tmp_path: Path) -> None:
     """The CLI says where the problem is, with exit code 2 and no traceback."""
     config = _write(tmp_path / "memconfig.yaml", "version: 1\nsources:\n  - discover: {names: [../AGENTS.md]}\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "memconfig", "validate", "-c", str(config)],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
+    done = memconfig("validate", "-c", str(config))
     assert done.returncode == 2
     assert "sources[0].discover.names" in done.stderr and "Traceback" not in done.stderr
 

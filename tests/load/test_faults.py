@@ -11,10 +11,7 @@ on. Counts are asserted (requests the server saw, events), never wall time.
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -25,6 +22,7 @@ from typing import Any
 
 import pytest
 import structlog
+from support.cli import memconfig
 from support.servers import Bucket, WebServer
 
 from memconfig import Pipeline
@@ -383,14 +381,7 @@ def test_process_exits_soon_after_a_zip_over_a_stalled_host(
     """
     url = "zip://a.md::" + own_web.delay("x.zip", 600)
     path = write_config(config([{"url": url, "timeout": 0.5}]))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCONFIG_")}
-    done = subprocess.run(
-        [sys.executable, "-m", "memconfig", "render", "-c", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=HANG,
-        env=env,
-    )
+    done = memconfig("render", "-c", str(path))
     assert done.returncode == 0, done.stderr
     [skip] = [e for e in map(json.loads, done.stderr.splitlines()) if e["event"] == "source_skipped"]
     assert skip["reason"] == "timeout"
