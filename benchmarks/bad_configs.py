@@ -4,8 +4,8 @@
     python benchmarks/bad_configs.py            # every case, validate and render, one child process each
     python benchmarks/bad_configs.py --top 20   # list the 20 slowest runs
 
-Cases: every ``tests/bad_configs/*.yaml`` and every generated one in
-``tests/bad_configs/generated.py`` (50 MB, alias bombs, 10,000 levels of
+Cases: every ``tests/config/bad_configs/*.yaml`` and every generated one in
+``tests/config/bad_configs/generated.py`` (50 MB, alias bombs, 10,000 levels of
 nesting, ``/dev/zero``, …). Each runs as ``python -m memconfig COMMAND -c FILE``
 in a child process, as a user would run it. Three times are shown per run:
 the child's whole life (starting Python and importing memconfig included,
@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT / "tests" / "bad_configs"
+CORPUS = ROOT / "tests" / "config" / "bad_configs"
 MAX_SECONDS = 2.0
 MAX_RSS_MB = 200.0
 

@@ -12,7 +12,7 @@ import fsspec
 import pytest
 import structlog
 import yaml
-from servers import Bucket, S3Server, WebServer
+from support.servers import Bucket, S3Server, WebServer
 
 
 @pytest.fixture

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cli import memconfig
 from structlog.testing import capture_logs
+from support.cli import memconfig
 
 from memconfig import Config, Pipeline
 

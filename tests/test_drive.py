@@ -13,16 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pipelines import plain_pipeline
+from support.pipelines import plain_pipeline as _pipeline
 
 from memconfig import Loader, LoadRequest, LoadResult, Pipeline, SkipReason
 from memconfig.drive import Blocking, Either, LoopBlocked, Shared, arun, run
 
 TEXTS = {"a.md": "alpha", "b.md": "beta"}
-
-
-def _pipeline(root: Path, sources: Sequence[Any], policy: str = "once") -> Pipeline:
-    return plain_pipeline(root, sources, policy)
 
 
 def _results(texts: dict[str, str], requests: Sequence[LoadRequest]) -> list[LoadResult]:
@@ -281,13 +277,16 @@ def test_yielding_something_else_is_a_type_error() -> None:
 def test_cancelled_arun_leaves_the_shared_read_running() -> None:
     """Cancelling the task that awaits a read's Future does not cancel that Future (others may share it)."""
     shared: Future[str] = Future()
+    waiting = threading.Event()
 
     def flow() -> Generator[Any, Any, str]:
+        waiting.set()
         return str((yield shared))
 
     async def main() -> None:
         task = asyncio.create_task(arun(flow()))
-        await asyncio.sleep(0.01)
+        while not waiting.is_set():  # the task runs until it awaits the Future
+            await asyncio.sleep(0)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from collections import defaultdict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -12,24 +11,17 @@ from types import MappingProxyType
 from typing import Any
 
 import pytest
-from pipelines import events_named as _events
-from pipelines import plain_pipeline
-from servers import WebServer
 from structlog.testing import capture_logs
+from support.pipelines import events_named as _events
+from support.pipelines import plain_pipeline
+from support.servers import WebServer
+from support.trees import write_atomically as _write
 
 from memconfig import Pipeline, Render, Section, SourceError, events
 from memconfig.events import EVENTS, SCHEMA_VERSION, EventSpec
 
 BOOKKEEPING = {"event", "log_level", "render_id"}
 FAST = {"backoff": 0.01, "timeout": 5, "retries": 2}
-
-
-def _write(path: Path, text: str) -> None:
-    """Write atomically, as editors do."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _pipeline(sources: Sequence[Any], root: Path | None = None, policy: str = "once", **extra: Any) -> Pipeline:
@@ -220,7 +212,7 @@ def test_every_event_has_exactly_its_declared_fields(project: Path, web: WebServ
         Pipeline.from_config({"version": 1, "base_dir": str(project), **discovery}).build({})  # searched, passed, cut
         watched = {"version": 1, "sources": ["memory://unwatched.md"], "cache": {"policy": "watch"}}
         Pipeline.from_config(watched).build({})  # unwatched (a remote source under watch)
-        for written in (True, False):  # render -o FILE's (tests/test_output_file.py runs the command)
+        for written in (True, False):  # render -o FILE's (tests/cli/test_output_file.py runs the command)
             events.output_file(written, "AGENTS.md", "text", 1, "0" * 64, "render-1")
         events.output_failed("AGENTS.md", "text", 1, "0" * 64, "AGENTS.md: No space left on device", "render-1")
     assert {e["event"] for e in logs} == set(EVENTS)

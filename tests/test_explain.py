@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 import yaml
-from servers import Bucket, WebServer
+from support.cli import ROOT, memconfig
+from support.servers import Bucket, WebServer
 
 from memconfig.cli import main
 from memconfig.config import load_config
 from memconfig.explain import explain
 
-ROOT = Path(__file__).resolve().parent.parent
 HANG = 60  # seconds: only detects a hang; nothing here is timed
 
 
@@ -413,14 +413,7 @@ def test_a_render_lists_an_http_glob_with_one_request_too(tmp_path: Path, web: W
     for name in ("a.md", "b.md", "c.txt"):
         web.serve(f"dir/{name}", f"{name} body")
     config = write(tmp_path, {"version": 1, "sources": [{"glob": web.url("dir/*.md")}]})
-    done = subprocess.run(
-        [sys.executable, "-m", "memconfig", "render", "-c", str(config)],
-        capture_output=True,
-        text=True,
-        timeout=HANG,
-        cwd=ROOT,
-        check=False,
-    )
+    done = memconfig("render", "-c", str(config))
     assert done.returncode == 0, done.stderr
     assert "a.md body" in done.stdout and "b.md body" in done.stdout and "c.txt" not in done.stdout
     assert dict(web.methods) == {("GET", "dir/"): 1, ("GET", "dir/a.md"): 1, ("GET", "dir/b.md"): 1}

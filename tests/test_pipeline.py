@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from pipelines import plain_pipeline
 from structlog.testing import capture_logs
+from support.pipelines import plain_pipeline as _plain
 
 from memconfig import ConfigError, Pipeline, Render, SourceError, TextAppender
 
@@ -22,12 +23,6 @@ def project(tmp_path: Path) -> Path:
     (tmp_path / "a.md").write_text("alpha", encoding="utf-8")
     (tmp_path / "b.md").write_text("beta", encoding="utf-8")
     return tmp_path
-
-
-def _plain(project: Path, sources: list[Any], **extra: Any) -> Pipeline:
-    return Pipeline.from_config(
-        {"version": 1, "base_dir": str(project), "sources": sources, "formatter": {"preset": "plain"}, **extra}
-    )
 
 
 def test_from_yaml_renders_relative_to_the_config_file(project: Path, write_config: Callable[..., Path]) -> None:

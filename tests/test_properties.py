@@ -21,7 +21,7 @@ import pytest
 import structlog
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import config_mappings, config_trees, content_bytes, yaml_texts
+from support.strategies import config_mappings, config_trees, content_bytes, yaml_texts
 
 from memconfig import Config, ConfigError, Pipeline, SkipReason, SourceError
 from memconfig.cli.main import main

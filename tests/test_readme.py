@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _HEADING = re.compile(r"^#{1,3} (.+)$", re.MULTILINE)
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)")

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import fsspec
 import pytest
-from cli import ROOT, memconfig
+from support.cli import ROOT, memconfig
 
 import memconfig as package
 from memconfig import ConfigError, LoadRequest, LoadResult, Pipeline, Section, Source

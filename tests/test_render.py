@@ -5,15 +5,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
-import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pipelines import plain_pipeline
-from servers import WebServer
 from structlog.testing import capture_logs
+from support.pipelines import plain_pipeline as _pipeline
+from support.servers import WebServer
+from support.trees import write_atomically as _write
 
 from memconfig import Pipeline, Render, SkipReason, SourceRecord, TextAppender
 
@@ -30,18 +29,6 @@ COUNTS = {
     "truncated",
     "escaped",
 }
-
-
-def _write(path: Path, text: str) -> None:
-    """Write atomically, as editors do."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def _pipeline(root: Path, sources: Sequence[Any], policy: str = "once", **extra: Any) -> Pipeline:
-    return plain_pipeline(root, sources, policy, **extra)
 
 
 @pytest.fixture

@@ -32,8 +32,9 @@ from urllib.parse import quote, quote_plus
 import pytest
 import structlog
 import yaml
-from servers import S3Server, WebServer
 from structlog.testing import capture_logs
+from support.cli import ROOT
+from support.servers import S3Server, WebServer
 
 from memconfig import Pipeline
 from memconfig.append import APPENDERS, appender_for
@@ -43,8 +44,6 @@ from memconfig.config import load_config
 from memconfig.exceptions import ConfigError, SourceError
 from memconfig.integrations.langchain import MemconfigMiddleware
 from memconfig.sources import build_sources
-
-ROOT = Path(__file__).resolve().parent.parent
 
 # -- the planted secrets -----------------------------------------------------------------------
 # Every one starts with "SECRET-": no output may hold that prefix at all.
@@ -72,7 +71,7 @@ COMMAND_ARGS: dict[str, list[str]] = {
     "sources": [],
     "explain": ["--format", "text"],
     # A log with secrets in another program's lines, a cut-off line and an unmasked URL: none may be printed.
-    "audit": [str(ROOT / "tests" / "bad_logs" / "planted-secrets.jsonl")],
+    "audit": [str(ROOT / "tests" / "audit" / "bad_logs" / "planted-secrets.jsonl")],
 }
 
 

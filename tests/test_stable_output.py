@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import pytest
 import yaml
-from servers import WebServer
+from support.servers import WebServer
 
 from memconfig import Pipeline
 

@@ -11,13 +11,11 @@ import re
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
+from support.cli import ROOT
 
 from memconfig import xmlnames
-
-ROOT = Path(__file__).resolve().parent.parent
 
 _IMPORTED = textwrap.dedent(
     """

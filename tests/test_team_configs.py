@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cli import memconfig
+from support.cli import memconfig
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 SHARED = ["style.md", "review.md", "security.md"]

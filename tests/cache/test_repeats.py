@@ -1,0 +1,131 @@
+"""One file under several names goes in once, at its first position; each repeat says which source it repeats."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from structlog.testing import capture_logs
+from support.pipelines import events_named, plain_pipeline
+
+from memconfig.sources.places import same_place
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    (tmp_path / "a.md").write_text("the a file")
+    (tmp_path / "b.md").write_text("the b file")
+    (tmp_path / "sub").mkdir()
+    os.symlink(tmp_path / "a.md", tmp_path / "link-to-a.md")
+    os.link(tmp_path / "a.md", tmp_path / "hard-a.md")
+    return tmp_path
+
+
+def _repeats(logs: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [(e["source"], e["detail"]) for e in events_named(logs, "source_skipped") if e["reason"] == "duplicate"]
+
+
+def test_every_spelling_of_one_file_goes_in_once_at_the_first_position(folder: Path) -> None:
+    sources = ["./a.md", "b.md", "a.md", "sub/../a.md", "link-to-a.md", "hard-a.md", str(folder / "a.md")]
+    with capture_logs() as logs:
+        text = plain_pipeline(folder, sources).render()
+
+    assert text == "the a file\n\nthe b file"
+    assert _repeats(logs) == [(s, "the same file as './a.md'") for s in sources[2:]]
+    assert [e["source"] for e in events_named(logs, "source_loaded")] == ["./a.md", "b.md"]
+    (built,) = events_named(logs, "prompt_built")
+    assert (built["sources_loaded"], built["sources_skipped"]) == (2, 5)
+
+
+def test_a_glob_match_that_repeats_a_declared_file_is_a_duplicate(folder: Path) -> None:
+    with capture_logs() as logs:
+        text = plain_pipeline(folder, ["./b.md", {"glob": "*.md"}]).render()
+    assert text == "the b file\n\nthe a file"  # b first, where it was declared; a (and its links) once
+    assert sorted(_repeats(logs)) == [
+        ("b.md", "the same file as './b.md'"),
+        ("hard-a.md", "the same file as 'a.md'"),
+        ("link-to-a.md", "the same file as 'a.md'"),
+    ]
+
+
+def test_a_required_repeat_does_not_fail_the_render(folder: Path) -> None:
+    pipeline = plain_pipeline(folder, ["a.md", {"url": "./a.md", "required": True}])
+    assert pipeline.render() == "the a file"
+
+
+@pytest.mark.parametrize("policy", ["once", "revalidate", "ttl", "always"])
+def test_a_repeat_is_told_once_and_follows_its_file(folder: Path, policy: str) -> None:
+    pipeline = plain_pipeline(folder, ["a.md", "./a.md"], policy, cache={"policy": policy, "ttl": 0})
+    state: dict[str, Any] = {}
+    with capture_logs() as first:
+        assert pipeline.render(state=state) == "the a file"
+    with capture_logs() as again:
+        assert pipeline.render(state=state) == "the a file"
+    assert len(_repeats(first)) == 1 and _repeats(again) == []
+    if policy != "once":
+        (folder / "a.md").write_text("the a file, edited")
+        assert pipeline.render(state=state) == "the a file, edited"
+    assert list(state["memory_contents"]) == ["a.md"]  # the repeat holds no copy
+
+
+def test_records_name_the_repeat(folder: Path) -> None:
+    render = plain_pipeline(folder, ["a.md", "link-to-a.md"]).build()
+    assert [(r.source, r.status, r.reason, r.detail) for r in render.sources] == [
+        ("a.md", "loaded", None, ""),
+        ("link-to-a.md", "skipped", "duplicate", "the same file as 'a.md'"),
+    ]
+
+
+def test_two_spellings_of_one_url_are_one_place() -> None:
+    assert same_place("HTTPS://Docs.Example.com:443/rules/./x/../a%2Emd") == same_place(
+        "https://docs.example.com/rules/a.md"
+    )
+    assert same_place("s3a://bucket/a.md") == same_place("s3://bucket/a.md")
+    assert same_place("https://example.com/a.md") != same_place("https://example.com:8443/a.md")
+    assert same_place("https://example.com/a.md?v=1") != same_place("https://example.com/a.md?v=2")
+    # A path's meaning is the filesystem's: an object store's "./" is part of the key.
+    assert same_place("memory://x/./a.md") != same_place("memory://x/a.md")
+
+
+def test_the_same_url_spelled_twice_over_http_goes_in_once(web: Any, tmp_path: Path) -> None:
+    url = web.serve("/rules/a.md", "remote rules")
+    spelled = url.replace("/rules/a.md", "/rules/x/../%61.md")
+    with capture_logs() as logs:
+        text = plain_pipeline(tmp_path, [url, spelled]).render()
+    assert text == "remote rules"
+    assert _repeats(logs) == [(spelled, f"the same file as {url!r}")]
+
+
+class HashFingerprintLoader:
+    """A user's loader (not fsspec) whose fingerprint is a content hash, or an inode-looking token."""
+
+    def __init__(self, token: str | None) -> None:
+        self.token = token
+
+    def load(self, requests: Any) -> list[Any]:
+        import hashlib
+
+        from memconfig.stages import LoadResult
+
+        out = []
+        for request in requests:
+            sha = hashlib.sha256(b"Same rules.").hexdigest()
+            fingerprint = self.token or sha
+            out.append(
+                LoadResult(request.source, "loaded", "Same rules.", bytes=11, sha256=sha, fingerprint=fingerprint)
+            )
+        return out
+
+
+@pytest.mark.parametrize("token", [None, "12:11:1700000000"], ids=["content-hash", "inode-like"])
+def test_a_users_loader_fingerprint_is_not_taken_for_a_local_file(tmp_path: Path, token: str | None) -> None:
+    """Two paths read by another loader are two sources, whatever their fingerprints look like."""
+    from memconfig import Pipeline
+
+    config = {"version": 1, "sources": ["/one.md", "/two.md"], "formatter": {"preset": "plain"}}
+    with capture_logs() as logs:
+        text = Pipeline.from_config(config, loader=HashFingerprintLoader(token)).render()
+    assert text == "Same rules.\n\nSame rules."
+    assert _repeats(logs) == []

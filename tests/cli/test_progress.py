@@ -1,0 +1,365 @@
+"""Progress and tables on a terminal: the CLI run with stderr (and stdout) on a real pseudo-terminal.
+
+A bar appears only on a terminal, only for loads that outlast half a second,
+never with ``--quiet``; without a terminal stderr is the JSON-lines log and
+nothing else, and rich is not imported for it. The load log's lines stay
+whole on the terminal while the bar is up. ``sources`` draws a rich table on
+a terminal and plain aligned text otherwise; the audit's tables (fifteen and
+ten columns) keep every heading whole on a terminal 120 or 80 columns wide.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import re
+import struct
+import subprocess
+import sys
+import termios
+import textwrap
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.cli import ROOT
+from support.servers import WebServer
+
+from memconfig.cli.tables import plain_table
+
+EXAMPLE = ROOT / "configs" / "example.yaml"
+SLOW = 1.2  # seconds each slow source takes to answer: well past the half second before a bar
+#: A CSI escape sequence (colour, cursor movement, erase): what a bar is drawn with.
+_CSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+LABEL = "reading sources"
+#: Python code that makes rich unimportable, as in an install without memconfig[terminal].
+NO_RICH = "import sys; sys.modules['rich'] = None\n"
+
+
+@dataclass
+class Terminal:
+    """What a command run on a pseudo-terminal gave: exit code, stdout (if piped), and the terminal's bytes."""
+
+    returncode: int
+    stdout: str
+    screen: bytes
+
+    @property
+    def text(self) -> str:
+        return self.screen.decode("utf-8", "replace")
+
+    def pieces(self) -> list[str]:
+        """The terminal's text, escape sequences removed, cut at every line end and carriage return."""
+        return [p for p in re.split(r"[\r\n]", _CSI.sub("", self.text)) if p.strip()]
+
+
+def _environ() -> dict[str, str]:
+    environ = {k: v for k, v in os.environ.items() if not k.upper().startswith("MEMCONFIG_")}
+    environ.pop("NO_COLOR", None)
+    environ.pop("COLUMNS", None)  # the terminal's own size, as set on it, is the width
+    environ.pop("LINES", None)
+    environ["TERM"] = "xterm-256color"
+    return environ
+
+
+def on_terminal(*args: str, stdout_too: bool = False, code: str | None = None, columns: int = 120) -> Terminal:
+    """Run ``python -m memconfig ARGS`` (or Python *code*) with stderr on a new pseudo-terminal, *columns* wide."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    argv = [sys.executable, "-c", code, *args] if code is not None else [sys.executable, "-m", "memconfig", *args]
+    try:
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=slave if stdout_too else subprocess.PIPE,
+            stderr=slave,
+            cwd=ROOT,
+            env=_environ(),
+        )
+    finally:
+        os.close(slave)
+    chunks: list[bytes] = []
+
+    def read() -> None:
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the child's end is closed
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        out, _ = process.communicate(timeout=60)
+        reader.join(timeout=10)
+    finally:
+        process.kill()
+        os.close(master)
+    return Terminal(process.returncode, (out or b"").decode("utf-8"), b"".join(chunks))
+
+
+def piped(*args: str, code: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run it with stdout and stderr on pipes (no terminal)."""
+    argv = [sys.executable, "-c", code, *args] if code is not None else [sys.executable, "-m", "memconfig", *args]
+    return subprocess.run(
+        argv, capture_output=True, text=True, encoding="utf-8", cwd=ROOT, env=_environ(), timeout=60, check=False
+    )
+
+
+def json_lines(pieces: list[str]) -> list[dict[str, Any]]:
+    """Each piece that is not the bar, parsed: every one must be a whole JSON object."""
+    return [json.loads(p) for p in pieces if LABEL not in p]
+
+
+@pytest.fixture
+def slow_config(web: WebServer, tmp_path: Path, write_config: Callable[..., Path]) -> Path:
+    """Two HTTP sources that take :data:`SLOW` seconds to answer, and a local one."""
+    for name in ("one.md", "two.md"):
+        web.serve(name, f"# {name}\n\nslow text\n")
+        web.delay(name, SLOW)
+    (tmp_path / "local.md").write_text("# local\n\nfast text\n", encoding="utf-8")
+    return write_config({"version": 1, "sources": [web.url("one.md"), web.url("two.md"), "local.md"]})
+
+
+# -- the bar ---------------------------------------------------------------------------------
+
+
+def test_slow_render_shows_progress_on_a_terminal(slow_config: Path) -> None:
+    """A render whose sources take over a second shows a bar on the terminal; stdout is the prompt, untouched."""
+    done = on_terminal("render", "-c", str(slow_config))
+
+    assert done.returncode == 0
+    assert "slow text" in done.stdout and "fast text" in done.stdout
+    assert "\x1b" not in done.stdout
+    assert LABEL in done.text
+    assert "3/3" in "".join(done.pieces())  # done / total, from the loader's count
+    events = [e["event"] for e in json_lines(done.pieces())]
+    assert events.count("source_loaded") == 3 and events[-1] == "prompt_built"
+
+
+def test_log_lines_written_while_the_bar_is_up_stay_whole(web: WebServer, write_config: Callable[..., Path]) -> None:
+    """A retry logged mid-load (the bar on screen) is one whole JSON line on the terminal, not cut by the bar."""
+    web.serve("slow.md", "# slow\n\nslow text\n")
+    web.delay("slow.md", SLOW * 2)
+    web.serve("flaky.md", "# flaky\n\nflaky text\n")
+    web.delay("flaky.md", SLOW)  # the first answer, a 503, comes after the bar is up
+    web.fail("flaky.md", 503, times=1)
+    config = write_config({"version": 1, "sources": [web.url("slow.md"), web.url("flaky.md")]})
+
+    done = on_terminal("render", "-c", str(config))
+
+    assert done.returncode == 0
+    assert LABEL in done.text
+    lines = json_lines(done.pieces())
+    retried = [line for line in lines if line["event"] == "source_retried"]
+    assert len(retried) == 1 and retried[0]["url"] == web.url("flaky.md")
+    assert [line["event"] for line in lines][-1] == "prompt_built"
+
+
+def test_sources_shows_progress_on_a_terminal(slow_config: Path) -> None:
+    """``sources`` reads every source too: the same bar, then the table."""
+    done = on_terminal("sources", "-c", str(slow_config))
+
+    assert done.returncode == 0
+    assert LABEL in done.text
+    assert "one.md" in done.stdout and "loaded" in done.stdout
+
+
+# -- no bar ----------------------------------------------------------------------------------
+
+
+def test_no_terminal_no_progress_and_stderr_is_json_lines(slow_config: Path) -> None:
+    """With stderr on a pipe, the same slow render writes the JSON-lines log to stderr and nothing else."""
+    done = piped("render", "-c", str(slow_config))
+
+    assert done.returncode == 0
+    assert "\x1b" not in done.stderr and LABEL not in done.stderr
+    events = [json.loads(line)["event"] for line in done.stderr.splitlines()]
+    assert events == ["source_loaded"] * 3 + ["prompt_manifest", "prompt_built"]
+
+
+def test_quiet_shows_no_progress(slow_config: Path) -> None:
+    """``--quiet`` on a terminal: no bar, no escape sequence; the log is still there, line by line."""
+    done = on_terminal("render", "--quiet", "-c", str(slow_config))
+
+    assert done.returncode == 0
+    assert LABEL not in done.text and "\x1b" not in done.text
+    assert [line["event"] for line in json_lines(done.pieces())][-1] == "prompt_built"
+
+
+def test_fast_render_shows_no_progress() -> None:
+    """A render of local files (well under half a second) shows no bar on a terminal."""
+    done = on_terminal("render", "-c", str(EXAMPLE))
+
+    assert done.returncode == 0
+    assert LABEL not in done.text and "\x1b" not in done.text
+    assert [line["event"] for line in json_lines(done.pieces())][-1] == "prompt_built"
+
+
+_RICH_IMPORTS = textwrap.dedent(
+    """
+    import sys
+    import memconfig.cli  # structlog, imported here, imports rich itself when it is installed
+    before = {m for m in sys.modules if m.split(".")[0] == "rich"}
+    code = memconfig.cli.main(sys.argv[1:])
+    added = sorted(m for m in sys.modules if m.split(".")[0] == "rich" and m not in before)
+    print("RICH", ",".join(added), file=sys.stderr)
+    sys.exit(code)
+    """
+)
+
+
+@pytest.mark.parametrize("command", ["render", "sources"])
+def test_rich_is_not_imported_without_a_terminal(slow_config: Path, command: str) -> None:
+    """Without a terminal, memconfig imports no rich module (neither the bar nor the table), however slow the load."""
+    done = piped(command, "-c", str(slow_config), code=_RICH_IMPORTS)
+
+    assert done.returncode == 0
+    assert done.stderr.splitlines()[-1] == "RICH "
+
+
+def test_without_rich_a_terminal_gets_no_bar_and_a_plain_table(slow_config: Path) -> None:
+    """Without rich (no memconfig[terminal]) a slow load on a terminal shows no bar, and the table is plain text."""
+    done = on_terminal(
+        "sources", "-c", str(slow_config), stdout_too=True, code=NO_RICH + "import memconfig.cli as c; c.run()"
+    )
+
+    assert done.returncode == 0
+    assert LABEL not in done.text and "\x1b" not in done.text
+    header = next(p for p in done.pieces() if p.startswith("NAME"))
+    assert header.split() == ["NAME", "URL", "STATUS", "BYTES", "REASON"]
+
+
+# -- the progress API for other commands ---------------------------------------------------------
+
+_LONG_WORK = textwrap.dedent(
+    """
+    import sys, time
+    from memconfig.cli.progress import progress
+    with progress(3, "reading logs", quiet="--quiet" in sys.argv) as bar:
+        for _ in range(3):
+            time.sleep(0.4)
+            bar.advance()
+    print("done", file=sys.stderr)
+    """
+)
+
+
+def test_progress_api_shows_a_bar_for_long_work_on_a_terminal() -> None:
+    """``progress(total, label)`` / ``advance()``: a bar with the label and the count, on a terminal."""
+    done = on_terminal(code=_LONG_WORK)
+
+    assert done.returncode == 0
+    assert "reading logs" in done.text
+    assert "/3" in "".join(done.pieces())
+    assert done.pieces()[-1] == "done"
+
+
+@pytest.mark.parametrize("where", ["quiet", "no terminal"])
+def test_progress_api_shows_nothing_when_quiet_or_without_a_terminal(where: str) -> None:
+    """The same work with ``quiet`` or with stderr on a pipe: not a byte but the program's own."""
+    screen = on_terminal("--quiet", code=_LONG_WORK).text if where == "quiet" else piped(code=_LONG_WORK).stderr
+
+    assert screen.replace("\r", "") == "done\n"
+
+
+# -- tables -----------------------------------------------------------------------------------
+
+
+def odd_name_config(tmp_path: Path, write_config: Callable[..., Path]) -> Path:
+    """A source whose name looks like rich markup (11 bytes), and one that is not there."""
+    (tmp_path / "a.md").write_text("# A\n\nalpha\n", encoding="utf-8")
+    return write_config({"version": 1, "sources": [{"url": "a.md", "name": "[bold red]odd[/] name"}, "gone.md"]})
+
+
+def test_sources_table_on_a_terminal_is_drawn_by_rich(tmp_path: Path, write_config: Callable[..., Path]) -> None:
+    """On a terminal, ``sources`` draws a table with a rule under the headings; a name is shown as text, not markup."""
+    config = odd_name_config(tmp_path, write_config)
+
+    done = on_terminal("sources", "-c", str(config), stdout_too=True)
+
+    assert done.returncode == 0
+    text = _CSI.sub("", done.text)
+    heading = next(line for line in text.splitlines() if "NAME" in line)
+    assert heading.split() == ["NAME", "URL", "STATUS", "BYTES", "REASON"]
+    assert re.search(r"^\s*[━─]{10,}", text, re.MULTILINE)  # the rule rich draws under the headings
+    assert "[bold red]odd[/] name" in text
+    assert "not_found: no such file" in text
+
+
+def test_sources_table_without_a_terminal_is_plain_text(tmp_path: Path, write_config: Callable[..., Path]) -> None:
+    """Piped, the same table is plain text: two spaces between columns, byte counts aligned right, no escapes."""
+    config = odd_name_config(tmp_path, write_config)
+
+    done = piped("sources", "-c", str(config))
+
+    assert done.returncode == 0
+    assert "\x1b" not in done.stdout
+    header, first, second = done.stdout.splitlines()
+    assert header.split() == ["NAME", "URL", "STATUS", "BYTES", "REASON"]
+    assert first.startswith("[bold red]odd[/] name  ")
+    bytes_end = header.index("BYTES") + len("BYTES")
+    assert first[:bytes_end].endswith(" 11") and second[:bytes_end].endswith(" 0")
+    assert second.endswith("not_found: no such file")
+
+
+def test_plain_table_pads_every_column_but_the_last() -> None:
+    """The helper other commands print with: columns two spaces apart, *right* ones flush right, no trailing blanks."""
+    text = plain_table(["NAME", "N", "NOTE"], [["a", "1", ""], ["longer", "100", "why"]], right={"N"})
+
+    assert text == "NAME      N  NOTE\na         1\nlonger  100  why\n"
+
+
+# the audit's tables: ~16 columns on a terminal of 120 or 80
+SOURCE_HEADINGS = [
+    *("SOURCE", "STATUS", "REASON", "SINCE", "RENDERS", "LOADS", "SKIPS", "VERSIONS"),
+    *("CHANGED", "CHARS", "TREND", "CACHE", "TRUNC", "DROPS", "ESC"),
+]
+RENDER_HEADINGS = ["TIME", "HOST", "PID", "RENDER", "STATUS", "LOADED", "SKIPPED", "CHARS", "MS", "SHA256"]
+
+
+@pytest.fixture(scope="module")
+def audit_log(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """Two renders by the real CLI of sources, one with a long key, one missing: a log to audit, and that key."""
+    folder = tmp_path_factory.mktemp("audit_tables")
+    deep = folder / "a-rather-long-folder-name" / "with-another-one-inside"
+    deep.mkdir(parents=True)
+    (deep / "guidelines-for-the-whole-team.md").write_text("# Guidelines\n" + "Be kind.\n" * 40, encoding="utf-8")
+    (folder / "AGENTS.md").write_text("# Agents\n", encoding="utf-8")
+    config = folder / "memconfig.yaml"
+    key = str(deep / "guidelines-for-the-whole-team.md")
+    config.write_text(json.dumps({"version": 1, "sources": ["AGENTS.md", key, "missing-notes.md"]}), encoding="utf-8")
+    log = folder / "memconfig.jsonl"
+    for _ in range(2):
+        done = piped("render", "-c", str(config), "--log-file", str(log))
+        assert done.returncode == 0, done.stderr
+    return log, key
+
+
+@pytest.mark.parametrize("columns", [120, 80])
+def test_audit_tables_on_a_terminal_keep_every_heading_whole(audit_log: tuple[Path, str], columns: int) -> None:
+    """No heading is broken: long cells fold instead; at 120 columns both tables fit, at 80 the renders table does."""
+    log, key = audit_log
+    done = on_terminal("audit", str(log), stdout_too=True, columns=columns)
+
+    assert done.returncode == 0, done.text
+    lines = _CSI.sub("", done.text).replace("\r", "").splitlines()
+    at = next(i for i, line in enumerate(lines) if line.split()[:1] == ["SOURCE"])
+    sources, renders = lines[at], next(line for line in lines if line.split()[:1] == ["TIME"])
+    assert (sources.split(), renders.split()) == (SOURCE_HEADINGS, RENDER_HEADINGS)
+    assert len(renders.rstrip()) <= columns  # ten columns fit even in 80: their cells fold
+    first = slice(0, sources.index("STATUS"))  # the key column, read down its folded lines
+    end = next(i for i in range(at, len(lines)) if lines[i].strip() == "Renders")
+    assert key in "".join(line[first].strip() for line in lines[at + 2 : end])
+    if columns == 120:
+        assert max(len(line.rstrip()) for line in lines) <= columns
+    else:  # fifteen headings need more than 80: the table is as wide as they need, the terminal wraps it
+        assert len(sources.rstrip()) > columns

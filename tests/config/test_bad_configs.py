@@ -1,0 +1,244 @@
+"""The bad config corpus: every malformed config exits 2 naming the file and where, never with a traceback.
+
+The small cases are files in ``tests/config/bad_configs/``, each opening with
+``# expect: <fragment of the message>`` and ``# where: <location>``: a key
+path, ``LINE:COLUMN``, or ``-`` for the file itself. The large and odd ones
+(50 MB, alias bombs, 10,000 levels of nesting, a folder, bad bytes) are
+written into a temporary folder by ``tests/config/bad_configs/generated.py``; the
+heaviest also run in a child process that reports its peak memory.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+import structlog
+
+from memconfig.cli import main
+from memconfig.config import Config
+from memconfig.exceptions import ConfigError
+
+CORPUS = Path(__file__).parent / "bad_configs"
+COMMANDS = ("validate", "render", "explain")
+HANG = 60  # seconds: only detects a hang; nothing here is timed
+MAX_RSS_BYTES = 200 * 1024 * 1024
+
+_spec = importlib.util.spec_from_file_location("bad_configs_generated", CORPUS / "generated.py")
+assert _spec is not None and _spec.loader is not None
+generated = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = generated
+_spec.loader.exec_module(generated)
+
+
+class Case(NamedTuple):
+    path: Path
+    expect: str
+    where: str
+
+
+def read_case(path: Path) -> Case:
+    """A corpus file and what its first two comment lines promise."""
+    first, second = path.read_text(encoding="utf-8").split("\n")[:2]
+    assert first.startswith("# expect: ") and second.startswith("# where: "), path.name
+    return Case(path, first.removeprefix("# expect: "), second.removeprefix("# where: "))
+
+
+FILES = sorted(CORPUS.glob("*.yaml"))
+
+
+def assert_reported(case: Case, code: int, out: str, err: str) -> None:
+    """Exit 2, nothing on stdout, one error naming the file and the location, the fragment, no traceback."""
+    file = str(case.path)
+    assert code == 2, err
+    assert "Traceback" not in out + err
+    assert out == ""
+    assert err.startswith(f"memconfig: error: {file}"), err
+    assert case.expect in err, err
+    if case.where == "-":
+        assert err.startswith(f"memconfig: error: {file}: "), err
+    elif case.where == "L:C":
+        assert re.match(rf"memconfig: error: {re.escape(file)}:\d+:\d+: ", err), err
+    elif re.fullmatch(r"\d+:\d+", case.where):
+        assert err.startswith(f"memconfig: error: {file}:{case.where}: "), err
+    else:
+        assert re.search(rf"(^|: |\n  ){re.escape(case.where)}: ", err), err
+
+
+@pytest.fixture
+def clean_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No ``MEMCONFIG_*`` override and none of the corpus's variables set; structlog reset after."""
+    for name in list(os.environ):
+        if name.upper().startswith(("MEMCONFIG_", "MC_BAD_")):
+            monkeypatch.delenv(name)
+    yield
+    structlog.reset_defaults()
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str], clean_environment: None) -> Callable[..., tuple[int, str, str]]:
+    """``memconfig.cli.main`` in this process: (exit code, stdout, stderr)."""
+
+    def invoke(*args: str) -> tuple[int, str, str]:
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return invoke
+
+
+def test_the_corpus_is_large_enough() -> None:
+    """At least 60 committed cases, plus the generated ones."""
+    assert len(FILES) >= 60
+    assert len(generated.CASES) >= 10
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.stem) for p in FILES])
+def test_bad_config_exits_2_naming_file_and_location(
+    cli: Callable[..., tuple[int, str, str]], path: Path, command: str
+) -> None:
+    """Each committed bad config: exit 2, the file and location named, the expected words, no traceback."""
+    case = read_case(path)
+
+    assert_reported(case, *cli(command, "-c", str(path)))
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("made", [pytest.param(c, id=c.name) for c in generated.CASES])
+def test_generated_bad_config_exits_2(
+    cli: Callable[..., tuple[int, str, str]], tmp_path: Path, made: generated.Generated, command: str
+) -> None:
+    """Each generated bad config (huge, bombs, deep nesting, a folder, bad bytes): exit 2 with its limit named."""
+    path = tmp_path / f"{made.name}.yaml"
+    made.make(path)
+
+    assert_reported(Case(path, made.expect, made.where), *cli(command, "-c", str(path)))
+
+
+# The child's own peak (VmHWM, of the memory it was exec'd into): ru_maxrss would also count the
+# parent's resident set at the moment it spawned the child, which is the test runner's, not memconfig's.
+_CHILD = """
+import json, re, sys
+from memconfig.cli import main
+from memconfig.config import Config
+from memconfig.exceptions import ConfigError
+code = main(sys.argv[1:])
+with open("/proc/self/status") as status:
+    peak = int(re.search(r"VmHWM:\\s*(\\d+) kB", status.read())[1])
+sys.stdout.write(json.dumps({"code": code, "maxrss_kib": peak}))
+"""
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("made", [pytest.param(c, id=c.name) for c in generated.CASES if c.heavy])
+def test_heavy_bad_config_stays_small_in_a_child_process(
+    tmp_path: Path, made: generated.Generated, command: str
+) -> None:
+    """A 50 MB config, alias bombs and 10,000 levels of nesting: refused without a hang, under 200 MB of memory."""
+    path = tmp_path / f"{made.name}.yaml"
+    made.make(path)
+    environ = {k: v for k, v in os.environ.items() if not k.upper().startswith(("MEMCONFIG_", "MC_BAD_"))}
+
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, command, "-c", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=HANG,
+        env=environ,
+        check=False,
+    )
+
+    report = json.loads(done.stdout)
+    assert report["code"] == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert made.expect in done.stderr
+    assert report["maxrss_kib"] * 1024 < MAX_RSS_BYTES
+
+
+def test_a_bad_config_on_standard_input_is_named_stdin(clean_environment: None) -> None:
+    """``-c -`` reports problems against ``<stdin>``, with line and column."""
+    done = subprocess.run(
+        [sys.executable, "-m", "memconfig", "validate", "-c", "-"],
+        input="version: 1\nsources: [a.md\n",
+        capture_output=True,
+        text=True,
+        timeout=HANG,
+        check=False,
+    )
+
+    assert done.returncode == 2
+    assert done.stderr.startswith("memconfig: error: <stdin>:3:1: YAML syntax error: ")
+
+
+def test_fifty_megabytes_on_standard_input_is_refused(tmp_path: Path, clean_environment: None) -> None:
+    """Standard input is read no further than the size limit."""
+    path = tmp_path / "huge.yaml"
+    generated.CASES[0].make(path)
+
+    with path.open("rb") as stdin:
+        done = subprocess.run(
+            [sys.executable, "-m", "memconfig", "render", "-c", "-"],
+            stdin=stdin,
+            capture_output=True,
+            timeout=HANG,
+            check=False,
+        )
+
+    assert done.returncode == 2
+    assert done.stderr.decode() == (
+        "memconfig: error: <stdin>: the input is larger than the limit of 1 MiB (memconfig.config.MAX_CONFIG_BYTES)\n"
+    )
+
+
+def test_a_config_given_as_a_pipe_is_read(tmp_path: Path, clean_environment: None) -> None:
+    """A config named explicitly may be a pipe (``-c <(cat x)``): it is read to its end, not refused."""
+    fifo = tmp_path / "config.fifo"
+    os.mkfifo(fifo)
+    with subprocess.Popen(
+        [sys.executable, "-m", "memconfig", "validate", "-c", str(fifo)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as process:
+        with fifo.open("w") as writer:
+            writer.write("version: 1\nsources: [a.md]\n")
+        out, err = process.communicate(timeout=HANG)
+
+    assert (process.returncode, out, err) == (0, f"{fifo}: ok (1 sources)\n", "")
+
+
+def test_json_nested_without_end_in_an_environment_override(
+    cli: Callable[..., tuple[int, str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``MEMCONFIG_*`` variable whose JSON nests 10,000 levels is a config error, not a RecursionError."""
+    monkeypatch.setenv("MEMCONFIG_STORAGE", '{"s3": ' + '{"a": ' * 10_000 + "1" + "}" * 10_001)
+    path = CORPUS / "data" / "minimal.yaml"
+
+    code, out, err = cli("validate", "-c", str(path))
+
+    assert (code, out) == (2, "")
+    assert (
+        err == f"memconfig: error: {path}: (environment): a MEMCONFIG_* variable holds JSON nested too deeply to read\n"
+    )
+
+
+def test_a_python_mapping_that_holds_itself_is_a_config_error() -> None:
+    """``Config.from_mapping`` of a mapping that contains itself stops at the depth limit, with the key path."""
+    storage: dict[str, object] = {}
+    storage["s3"] = storage
+
+    with pytest.raises(ConfigError) as raised:
+        Config.from_mapping({"version": 1, "storage": storage})
+
+    [problem] = raised.value.problems
+    assert problem.path.startswith("storage.s3.s3.")
+    assert problem.message == "nested deeper than the limit of 64 levels (memconfig.config.MAX_CONFIG_DEPTH)"

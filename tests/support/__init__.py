@@ -1,0 +1,1 @@
+"""What the tests of every part share: the CLI run as a user runs it, test servers, folder trees, pipeline builders."""
