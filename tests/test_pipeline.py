@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pipelines import plain_pipeline
 from structlog.testing import capture_logs
+from support.pipelines import plain_pipeline
 from support.pipelines import plain_pipeline as _plain
 
 from memconfig import ConfigError, Pipeline, Render, SourceError, TextAppender
