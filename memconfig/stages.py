@@ -170,9 +170,13 @@ class FlowLoader(Protocol):
 
 @runtime_checkable
 class RevalidatingLoader(Protocol):
-    """A loader that can tell, with one ``stat`` per local file and no read, that nothing changed."""
+    """A loader that can tell, with one ``stat`` per local file and no read, which files changed.
 
-    def unchanged(self, checks: Sequence[LocalCheck]) -> bool: ...
+    ``changed`` gives the positions in *checks* of the files not as they were
+    last seen (none: nothing changed): a cache then reads those alone.
+    """
+
+    def changed(self, checks: Sequence[LocalCheck]) -> Sequence[int]: ...
 
 
 @runtime_checkable
@@ -194,13 +198,13 @@ class LoaderCapabilities(NamedTuple):
 
     Attributes:
         read: its flow form (:class:`FlowLoader`), if it has one.
-        unchanged: its stat-only check (:class:`RevalidatingLoader`), if it has one.
+        changed: its stat-only check (:class:`RevalidatingLoader`), if it has one.
         expanders: its expanders (:class:`ExpandingLoader`), if it has its own.
         token: what it reads with: its ``token`` (:class:`Tokened`), else its class's name.
     """
 
     read: Callable[[Sequence[LoadRequest]], Flow[Sequence[LoadResult]]] | None
-    unchanged: Callable[[Sequence[LocalCheck]], bool] | None
+    changed: Callable[[Sequence[LocalCheck]], Sequence[int]] | None
     expanders: Mapping[str, Any] | None
     token: str
 
@@ -210,9 +214,9 @@ class LoaderCapabilities(NamedTuple):
         import inspect
 
         read = loader.read if isinstance(loader, FlowLoader) and inspect.isgeneratorfunction(loader.read) else None
-        unchanged = loader.unchanged if isinstance(loader, RevalidatingLoader) else None
+        changed = loader.changed if isinstance(loader, RevalidatingLoader) else None
         expanders = loader.expanders if isinstance(loader, ExpandingLoader) and loader.expanders else None
-        return cls(read, unchanged, expanders, token_of(loader))
+        return cls(read, changed, expanders, token_of(loader))
 
 
 def token_of(stage: object) -> str:

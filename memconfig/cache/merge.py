@@ -35,6 +35,7 @@ class Pass:
     basis: dict[str, Known] = field(default_factory=dict)  # process copies the requests were made against
     held: tuple[Mapping[str, MetaEntry], Mapping[str, OutRecord]] | None = None  # what imports are asked against
     seen: int = 0  # under ``watch``: the watcher's change number when the pass was planned
+    checked: int = 0  # sources a stat found as held: revalidated, and not asked of the loader
 
     @property
     def stamp(self) -> Stamp:
@@ -69,7 +70,7 @@ class Merge:
         self.by_source: dict[str, list[MetaEntry]] = {}
         for e in old:
             self.by_source.setdefault(root_of(e, e["source"]), []).append(e)
-        self.stats = {"revalidated": 0, "refreshed": 0, "stale": 0, "loaded": 0, "skipped": 0}
+        self.stats = {"revalidated": work.checked, "refreshed": 0, "stale": 0, "loaded": 0, "skipped": 0}
         self.reported: list[LoadResult] = []
         self.failures: list[Failure] = []
         self.fatal: set[str] = set()  # configured sources whose failure fails every render until fixed

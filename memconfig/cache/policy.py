@@ -237,7 +237,7 @@ class PolicyCache:
         wanted: Sequence[Source] = self.sources
         watching = self._watch(can) if self.policy == "watch" else None  # no call on other policies' turns
         changes: list[str] | None = None  # under ``watch``: the sources to check (None: every one)
-        seen = 0
+        seen = checked = 0  # checked: sources found unchanged by a stat alone, not asked of the loader
         if watching is not None:
             changes, seen = watching.due(meta) if meta is not None else (None, watching.changes)
         if contents is not None and meta is not None and not force and self.policy != "always":
@@ -249,18 +249,18 @@ class PolicyCache:
                 wanted = [self._by_key[k] for k in keys if k in self._by_key]
                 if not wanted:
                     return self._snapshot(meta, contents, {"revalidated": 0})
-            elif not meta["pending"] and self._unchanged_on_disk(meta, can):
-                if self.policy == "ttl":
-                    checked = _checked(meta)
-                    with self._lock:
-                        if state.get(self.meta_key) is meta:  # unless another render changed it meanwhile
-                            state[self.meta_key] = checked
-                    meta = checked
-                if watching is not None:
-                    watching.checked(meta, seen)
-                return self._snapshot(meta, contents, {"revalidated": len(self._stat_paths or ())})
+            elif not meta["pending"] and (moved := self._changed_on_disk(meta, can)) is not None:
+                if moved:  # read what changed; the rest was just found as it is held
+                    wanted = [self._by_key[k] for k in moved]
+                    checked = len(self.sources) - len(wanted)
+                else:
+                    if self.policy == "ttl":
+                        meta = self._mark_checked(state, meta)
+                    if watching is not None:
+                        watching.checked(meta, seen)
+                    return self._snapshot(meta, contents, {"revalidated": len(self.sources)})
         work = Pass([], force, _PROCESS, revalidation=contents is not None and current and not force)
-        work.seen = seen
+        work.seen, work.checked = seen, checked
         if force or (contents is not None and not current):  # read everything as it is now, whatever is held
             work.requests = [LoadRequest(source) for source in wanted]
             return work
@@ -313,14 +313,33 @@ class PolicyCache:
             return None, None
         return (None if self.policy == "always" else fingerprint), sha256
 
-    def _unchanged_on_disk(self, meta: Meta, can: LoaderCapabilities) -> bool:
-        """Whether the loader finds every (local) source as *meta* recorded it, in or out of the prompt."""
-        check = can.unchanged
+    def _changed_on_disk(self, meta: Meta, can: LoaderCapabilities) -> list[str] | None:
+        """The (local) sources the loader finds changed since *meta* recorded them, in or out of the prompt.
+
+        ``None`` when a stat cannot tell: a source is not a plain local file, the
+        loader has no stat-only check, a source is stale, or an imported file changed
+        (its importer's text is made again by a whole pass).
+        """
+        check = can.changed
         if self._stat_paths is None or check is None:
-            return False
+            return None
         with self._lock:
             checks = self._local_checks(meta)
-        return checks is not None and bool(check(checks))
+        if checks is None:
+            return None
+        declared = self._stat_paths
+        moved = check(checks)
+        if any(index >= len(declared) for index in moved):
+            return None
+        return [declared[index][0] for index in moved]
+
+    def _mark_checked(self, state: MutableMapping[str, Any], meta: Meta) -> Meta:
+        """*meta* checked now, put in *state* unless another render changed it meanwhile (``ttl``)."""
+        checked = _checked(meta)
+        with self._lock:
+            if state.get(self.meta_key) is meta:
+                state[self.meta_key] = checked
+        return checked
 
     def _local_checks(self, meta: Meta) -> tuple[LocalCheck, ...] | None:
         """What a stat-only revalidation expects of each file (kept while *meta* is, so its id stays unique).

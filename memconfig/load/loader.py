@@ -144,7 +144,7 @@ class FsspecLoader:
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         self._limit: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
-        self._prepared: tuple[Sequence[LocalCheck], list[tuple[Any, ...]]] | None = None  # see unchanged()
+        self._prepared: tuple[Sequence[LocalCheck], list[tuple[Any, ...]]] | None = None  # see changed()
 
     @classmethod
     def from_config(
@@ -276,8 +276,8 @@ class FsspecLoader:
                 slots[index] = [result]
                 finished(result.source.name)
 
-    def unchanged(self, checks: Sequence[LocalCheck]) -> bool:
-        """Whether every local file still is as *checks* last saw it: one ``os.stat`` each, nothing read.
+    def changed(self, checks: Sequence[LocalCheck]) -> list[int]:
+        """The positions in *checks* of the local files not as they were last seen: one ``os.stat`` each, nothing read.
 
         The fingerprints are compared as ``(inode, size, mtime_ns)`` tuples,
         parsed once per *checks* (a cache hands the same one every turn).
@@ -286,24 +286,25 @@ class FsspecLoader:
         if prepared is None or prepared[0] is not checks:
             versions = [(c.path, local_version(c.fingerprint), c.out, local_version(c.out_fingerprint)) for c in checks]
             prepared = self._prepared = (checks, versions)
-        for path, known, out, out_version in prepared[1]:
+        moved: list[int] = []
+        for index, (path, known, out, out_version) in enumerate(prepared[1]):
             try:
                 info = os.stat(path)
             except FileNotFoundError:
-                if out == SkipReason.NOT_FOUND:
-                    continue
-                return False
-            except OSError:
-                return False
-            found = (info.st_ino, info.st_size, info.st_mtime_ns)
-            if found == known:
+                if out != SkipReason.NOT_FOUND:
+                    moved.append(index)
                 continue
-            if out is not None and (
-                out_version == found or (stat.S_ISDIR(info.st_mode) and out == SkipReason.IS_DIRECTORY)
+            except OSError:
+                moved.append(index)
+                continue
+            found = (info.st_ino, info.st_size, info.st_mtime_ns)
+            if found == known or (
+                out is not None
+                and (out_version == found or (stat.S_ISDIR(info.st_mode) and out == SkipReason.IS_DIRECTORY))
             ):
                 continue
-            return False
-        return True
+            moved.append(index)
+        return moved
 
     # -- inline (local and memory) ------------------------------------------
 

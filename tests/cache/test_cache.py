@@ -34,6 +34,7 @@ class CountingLoader:
     def __init__(self, inner: Loader) -> None:
         self.inner = inner
         self.reads: Counter[str] = Counter()
+        self.asked: list[list[str]] = []  # the keys of each call's requests
         self._lock = threading.Lock()
 
     def _count(self, results: list[LoadResult]) -> list[LoadResult]:
@@ -42,11 +43,13 @@ class CountingLoader:
         return results
 
     def load(self, requests: Sequence[LoadRequest]) -> list[LoadResult]:
+        with self._lock:
+            self.asked.append([r.source.key for r in requests])
         return self._count(list(self.inner.load(requests)))  # type: ignore[arg-type]
 
-    def unchanged(self, checks: Sequence[LocalCheck]) -> bool:
+    def changed(self, checks: Sequence[LocalCheck]) -> Sequence[int]:
         """Passed through: a stat-only check reads nothing, so there is nothing to count."""
-        return bool(self.inner.unchanged(checks))  # type: ignore[attr-defined]
+        return self.inner.changed(checks)  # type: ignore[attr-defined, no-any-return]
 
 
 class GatedAsyncLoader:
@@ -133,6 +136,32 @@ def test_revalidate_sees_an_edit_on_the_next_render(tmp_path: Path) -> None:
     assert [(e["source"], e["cache"]) for e in loaded] == [("a.md", "refreshed")]
     [built] = [e for e in logs if e["event"] == "prompt_built"]
     assert (built["refreshed"], built["cache_hits"], built["memo"]) == (1, 1, False)
+
+
+def test_revalidate_reads_only_what_a_stat_found_changed(tmp_path: Path) -> None:
+    """After one edit, the loader is asked for that file alone; the others were found as held by a stat."""
+    for name in ("a.md", "b.md", "c.md"):
+        _write(tmp_path / name, name)
+    pipeline = _pipeline(tmp_path, ["a.md", "b.md", "c.md", "gone.md"])
+    counting = CountingLoader(pipeline.loader)
+    pipeline.loader = counting
+    state: dict[str, Any] = {}
+    pipeline.render(state=state)
+    _write(tmp_path / "b.md", "b, edited")
+    with capture_logs() as logs:
+        assert pipeline.render(state=state) == "a.md\n\nb, edited\n\nc.md"
+    assert counting.asked[1:] == [["b.md"]]
+    [built] = [e for e in logs if e["event"] == "prompt_built"]
+    assert (built["revalidated"], built["refreshed"], built["cache_hits"], built["sources_skipped"]) == (4, 1, 2, 1)
+    _write(tmp_path / "gone.md", "here now")
+    (tmp_path / "a.md").unlink()
+    with capture_logs() as logs:
+        assert pipeline.render(state=state) == "b, edited\n\nc.md\n\nhere now"
+    assert counting.asked[2:] == [["a.md", "gone.md"]]
+    assert [(e["event"], e["source"]) for e in logs if e["event"].startswith("source_")] == [
+        ("source_skipped", "a.md"),
+        ("source_loaded", "gone.md"),
+    ]
 
 
 def test_unchanged_turn_writes_one_line(tmp_path: Path) -> None:
