@@ -25,12 +25,14 @@ import itertools
 import json
 import logging
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import structlog
+
+from .held import Held
 
 if TYPE_CHECKING:
     from .failures import Failure
@@ -659,15 +661,48 @@ class BuiltLine:
         _emit("info", "prompt_built", {**self._fields, "duration_ms": duration_ms})
 
 
-def prompt_manifest(file: str | None, sha256: str, chars: int, records: Sequence[SourceRecord]) -> None:
+class ManifestEntries:
+    """A block's manifest entries (:func:`manifest_entry`), made again only for the records that changed.
+
+    Kept by a pipeline: the record of a source that did not change is the same
+    object from block to block, and so is its entry.
+    """
+
+    __slots__ = ("_held",)
+
+    def __init__(self) -> None:
+        self._held: Held[tuple[SourceRecord, bool, dict[str, Any]]] = Held()
+
+    def __call__(self, records: Sequence[SourceRecord]) -> list[dict[str, Any]]:
+        expanded = {r.parent for r in records if r.parent is not None and r.via != "import"}
+        last, made = self._held.last, {}
+        listed = []
+        for record in records:
+            key, parent = record.source, record.source in expanded
+            found = last.get(key)
+            if found is None or found[0] is not record or found[1] is not parent:
+                found = (record, parent, manifest_entry(record, parent))
+            made[key] = found
+            listed.append(found[2])
+        self._held.last = made
+        return listed
+
+
+def prompt_manifest(
+    file: str | None,
+    sha256: str,
+    chars: int,
+    records: Sequence[SourceRecord],
+    entries: Callable[[Sequence[SourceRecord]], list[dict[str, Any]]] | None = None,
+) -> None:
     """A render of the config read from *file* made a new block: its manifest (see :func:`manifest_entry`).
 
     The manifest names its config by a hash (of *file*, or without one of the
     declared sources' keys): what a later block of the same config no longer
     lists is no longer one of its sources, whichever process renders it.
+    *entries*: how the records become entries (a :class:`ManifestEntries` keeps them from block to block).
     """
-    expanded = {r.parent for r in records if r.parent is not None and r.via != "import"}
-    listed = [manifest_entry(record, record.source in expanded) for record in records]
+    listed = (entries or ManifestEntries())(records)
     named = file if file is not None else "\n".join(r.source for r in records if r.parent is None)
     config = hashlib.sha256(named.encode("utf-8", "surrogateescape")).hexdigest()[:16]
     _log(PromptManifest(config, sha256, chars, listed))

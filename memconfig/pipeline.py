@@ -16,6 +16,7 @@ from .config import Config, load_config
 from .drive import Flow, arun, run
 from .exceptions import BudgetExceeded, SourceError
 from .failures import Failure, SkipReason
+from .held import Held
 from .model import Lazy, Render, Section, SourceRecord, Status
 from .process import Drop, Note, ProcessorChain
 from .process.chain import Placed, Rule
@@ -79,6 +80,8 @@ class Pipeline:
         self.state: dict[str, Any] = {}
         self._appenders: dict[str, Appender] = {}
         self._views: OrderedDict[str, _View] = OrderedDict()
+        self._records_held: Held[tuple[SourceRecord, SourceRecord]] = Held()  # a lazy view's: holds no pipeline
+        self._manifest = events.ManifestEntries()
         self._outcome: _Outcome | None = None
         self._file = os.path.abspath(config.file) if config is not None and config.file is not None else None
 
@@ -227,7 +230,7 @@ class Pipeline:
             raise SourceError(snapshot.failures)
         text, sha256, records, _, _ = outcome.view
         if not outcome.memo:  # a block made now: what it holds, once, before the prompt_built naming it
-            events.prompt_manifest(self._file, sha256, len(text), records())
+            events.prompt_manifest(self._file, sha256, len(text), records(), self._manifest)
         outcome.log(_since(started))
         self._outcome = outcome.again()
         return Render(text, sha256, render_id, records, outcome.counts, outcome.memo)
@@ -267,7 +270,8 @@ class Pipeline:
         """Process and format *snapshot* for *paths*; its records are made when first asked for. Memoised by *key*."""
         sections, drops, notes = self.processors(snapshot.sections, paths)
         block = self.formatter.format(sections)
-        records = Lazy(functools.partial(_records, snapshot.records, sections, drops, notes))
+        chars = block.chars or _chars(sections)
+        records = Lazy(functools.partial(_records, snapshot.records, chars, drops, notes, self._records_held))
         view = (block.text, block.sha256, records, tuple(drops), tuple(notes))
         views = self._views
         views[key] = view
@@ -348,28 +352,49 @@ def _log_failure(failures: Sequence[Failure], loaded: int, skipped: int, started
     events.prompt_failed(failures, fields)
 
 
+def _chars(sections: Sequence[Section]) -> dict[str, int]:
+    """Each section's characters in the block, for a formatter that does not say (trailing whitespace trimmed)."""
+    return {s.source: len(s.text.rstrip()) for s in sections}
+
+
 def _records(
-    seen: Lazy[tuple[SourceRecord, ...]], sections: Sequence[Section], drops: Sequence[Drop], notes: Sequence[Note]
+    seen: Lazy[tuple[SourceRecord, ...]],
+    chars: Mapping[str, int],
+    drops: Sequence[Drop],
+    notes: Sequence[Note],
+    held: Held[tuple[SourceRecord, SourceRecord]],
 ) -> tuple[SourceRecord, ...]:
-    """The cache's records with what processing did: characters in the block, sources taken out, notes."""
-    chars = {s.source: len(s.text.rstrip()) for s in sections}  # as the formatter lays it out
+    """The cache's records with what processing did: characters in the block, sources taken out, notes.
+
+    A record sized alone (nothing dropped or noted) is taken again from *held* while the cache's record and
+    its size are the same.
+    """
     out = {d.section.source: d for d in drops}
     noted: dict[str, tuple[str, ...]] = {}
     for note in notes:
         noted[note.section.source] = (*noted.get(note.section.source, ()), note.event)
     records = []
+    last, sized = held.last, {}
     for record in seen():
-        if record.source in out:
-            drop = out[record.source]
+        key = record.source
+        if key in out:
+            drop = out[key]
             detail = drop.detail or f"by {drop.processor}"  # a processor's own words, else its token
             record = record._replace(status=Status.SKIPPED, reason=drop.reason, detail=detail)
             if drop.reason is not SkipReason.NOT_APPLICABLE:  # logged as its source_dropped (a rule's: a skip)
-                noted[record.source] = (*noted.get(record.source, ()), "source_dropped")
-        elif record.source in chars:
-            record = record._replace(chars=chars[record.source])
-        if record.source in noted:
-            record = record._replace(notes=noted[record.source])
+                noted[key] = (*noted.get(key, ()), "source_dropped")
+        elif key in chars and key not in noted:
+            found = last.get(key)
+            if found is None or found[0] is not record or found[1].chars != chars[key]:
+                found = (record, record._replace(chars=chars[key]))
+            sized[key] = found
+            record = found[1]
+        elif key in chars:
+            record = record._replace(chars=chars[key])
+        if key in noted:
+            record = record._replace(notes=noted[key])
         records.append(record)
+    held.last = sized
     return _with_parent_sizes(records)
 
 

@@ -133,10 +133,15 @@ class Snapshot:
 
 @dataclass(frozen=True, slots=True)
 class Block:
-    """The formatted memory block."""
+    """The formatted memory block.
+
+    ``chars``: each section's characters in the block, by key, as laid out (a
+    formatter that leaves it empty has them counted from the sections' text).
+    """
 
     text: str
     sha256: str
+    chars: Mapping[str, int] = field(default_factory=dict)
 
 
 @runtime_checkable

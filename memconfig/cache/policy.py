@@ -32,11 +32,12 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Generator, Mapping, MutableMapping, Sequence
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from .. import events
 from ..drive import Flow, LoopBlocked, Shared
 from ..failures import Failure, SkipReason
+from ..held import Held
 from ..render import Lazy, Section, SourceRecord, Status
 from ..stages import Loader, LoaderCapabilities, LoadRequest, LoadResult, LocalCheck, Snapshot
 from .flights import Flights
@@ -95,6 +96,8 @@ class PolicyCache:
         self._latest = LatestCopies()
         self._views: OrderedDict[str, tuple[tuple[Section, ...], Lazy[tuple[SourceRecord, ...]]]] = OrderedDict()
         self._quiet: OrderedDict[tuple[str, int], Snapshot] = OrderedDict()
+        self._sections_held: Held[Section] = Held()  # the last sections made: given again while unchanged
+        self._records_held: Held[_Recorded] = Held()
         self._checks: OrderedDict[int, tuple[Meta, tuple[LocalCheck, ...] | None]] = OrderedDict()
         self._watching: Watching | None = None  # made on the first render under ``watch`` (it needs the loader)
         self._served: tuple[Loader, LoaderCapabilities] | None = None  # the loader last served, asked once
@@ -483,7 +486,9 @@ class PolicyCache:
         try:
             view = self._views.get(key)
             if view is None:
-                view = (_sections(meta, contents, self._imports), Lazy(functools.partial(_records, self.sources, meta)))
+                sections = _sections(meta, contents, self._imports, self._sections_held.last)
+                self._sections_held.last = {s.source: s for s in sections}
+                view = (sections, Lazy(functools.partial(_records, self.sources, meta, self._records_held)))
                 _remember(self._views, key, view)
         finally:
             if not locked:
@@ -508,22 +513,31 @@ class PolicyCache:
         return snapshot
 
 
-def _records(sources: Sequence[Source], meta: Meta) -> tuple[SourceRecord, ...]:
-    """Every source of *meta*, declared and expanded, in prompt order (a function: a lazy view of it holds no cache)."""
+def _records(sources: Sequence[Source], meta: Meta, held: Held[_Recorded]) -> tuple[SourceRecord, ...]:
+    """Every source of *meta*, declared and expanded, in prompt order (a function: a lazy view of it holds no cache).
+
+    A file's record is taken again from *held* while its entry is the same one (an unchanged source's).
+    """
     entries = {e["source"]: e for e in meta["entries"]}
     out, expansions = meta["skipped"], meta["expansions"]
     records: list[SourceRecord] = []
+    last, recorded = held.last, {}
 
     def visit(key: str, name: str, url: str, parent: str | None, via: str | None) -> list[_Visit]:
         """Record *key*; the sources under it, to be recorded next (a loop, not recursion: no cycle to collect)."""
         under: list[_Visit] = []
         if key in entries:
             e = entries[key]
-            status = Status.STALE if e["stale"] else Status.LOADED
-            reason = SkipReason(e["stale"]) if e["stale"] else None
-            records.append(
-                SourceRecord(e["name"], key, e["url"], status, reason, sha256=e["sha256"], parent=parent, via=via)
-            )
+            made = last.get(key)
+            if made is None or made.entry is not e or made.record.parent != parent or made.record.via != via:
+                status = Status.STALE if e["stale"] else Status.LOADED
+                reason = SkipReason(e["stale"]) if e["stale"] else None
+                record = SourceRecord(
+                    e["name"], key, e["url"], status, reason, sha256=e["sha256"], parent=parent, via=via
+                )
+                made = _Recorded(e, record)
+            recorded[key] = made
+            records.append(made.record)
         elif key in out:
             r = out[key]
             records.append(
@@ -564,7 +578,15 @@ def _records(sources: Sequence[Source], meta: Meta) -> tuple[SourceRecord, ...]:
     todo: list[_Visit] = [(s.key, s.name, s.display_url, None, None) for s in reversed(sources)]
     while todo:
         todo += reversed(visit(*todo.pop()))
+    held.last = recorded
     return tuple(records)
+
+
+class _Recorded(NamedTuple):
+    """A file's record, and the meta entry it was made from."""
+
+    entry: MetaEntry
+    record: SourceRecord
 
 
 def _load(
@@ -603,20 +625,32 @@ def _import_checks(meta: Meta) -> tuple[LocalCheck, ...]:
 
 
 def _sections(
-    meta: Meta, contents: Mapping[str, str], imports: Mapping[str, ImportSettings] | None = None
+    meta: Meta,
+    contents: Mapping[str, str],
+    imports: Mapping[str, ImportSettings] | None = None,
+    held: Mapping[str, Section] | None = None,
 ) -> tuple[Section, ...]:
-    """The sections of *meta*, one per file in the prompt; an imported file is inlined in its importer's."""
+    """The sections of *meta*, one per file in the prompt; an imported file is inlined in its importer's.
+
+    A section of *held* whose file is as it was is given again, the same object:
+    what later stages made of it is kept by identity (a changed turn redoes what changed).
+    """
     inlined = _inliner(meta, contents, imports) if imports else None
+    held = held or {}
     sections = []
     for e in meta["entries"]:
         if e["via"] == "import":
             continue
         key = e["source"]
         text = inlined(e) if inlined is not None else None
-        parent = e["lineage"][-1] if e["lineage"] else None
         if text is None:  # as read: its size as read still tells the text's
-            sections.append(Section(key, e["name"], e["url"], contents[key], e["sha256"], parent, e["via"], e["bytes"]))
+            found = held.get(key)
+            if found is None or found.text is not contents[key] or found.sha256 != e["sha256"] or found.url != e["url"]:
+                parent = e["lineage"][-1] if e["lineage"] else None
+                found = Section(key, e["name"], e["url"], contents[key], e["sha256"], parent, e["via"], e["bytes"])
+            sections.append(found)
         else:
+            parent = e["lineage"][-1] if e["lineage"] else None
             sections.append(Section(key, e["name"], e["url"], text, e["sha256"], parent, e["via"]))
     return tuple(sections)
 

@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..closing import ClosingTags
+from ..held import Held
 from ..render import Section
 from ..stages import Block
 from ..templates import Template
@@ -78,6 +79,14 @@ class BlockSizes(NamedTuple):
         return self.frame + (laid_out + self.separator * (count - 1) if count else self.empty)
 
 
+class _LaidOut(NamedTuple):
+    """A section as the formatter laid it out: kept while the same section comes back."""
+
+    section: Section
+    pieces: tuple[str, ...]
+    chars: int  # its content's characters, as laid out (before escaping)
+
+
 class TemplateFormatter:
     """Formats sections with a :class:`~memconfig.format.presets.Preset` layout.
 
@@ -104,6 +113,7 @@ class TemplateFormatter:
                 raise LayoutError(problems)
             self.wrappers = wrappers(self._template.parts, self._section.parts, layout.separator)
         self._parts = self._escaped_parts(ClosingTags(self.wrappers))
+        self._laid_out: Held[_LaidOut] = Held()
         titled = sorted(self.titles.items()) if "title" in self._section.slots else []
         made_of = repr((layout, titled))  # a Preset's repr names every field (no deep copy, as astuple makes)
         self.token = "template:" + hashlib.sha256(made_of.encode()).hexdigest()
@@ -155,44 +165,66 @@ class TemplateFormatter:
         return tuple(parts)
 
     def format(self, sections: Sequence[Section]) -> Block:
-        """The block for *sections*, in their order."""
+        """The block for *sections*, in their order.
+
+        A section laid out by the call before is not laid out again: its pieces
+        are kept by key while the same section object comes back (a changed turn
+        lays out what changed, then joins and hashes the block once).
+        """
         # Every piece of every section goes in one list, joined once with the template around it.
+        held = self._laid_out.last
+        laid_out: dict[str, _LaidOut] = {}
         body: list[str] = []
-        parts = self._parts
+        chars: dict[str, int] = {}
         separator = self.layout.separator
-        titles = self.titles
-        trim = self.layout.trim
         for item in sections:
+            laid_out[item.source] = found = self._lay_out(item, held)
             if body:
                 body.append(separator)
-            name = item.name
-            title = titles.get(item.source, name) if titles else name
-            values = {
-                "path": item.source,
-                "name": name,
-                "title": title,
-                "content": item.text.rstrip() if trim else item.text,
-            }
-            body += [
-                literal
-                if slot is None
-                else values[slot]
-                if escape is None or (lt_only and "<" not in values[slot])
-                else escape(values[slot])
-                for slot, literal, escape, lt_only in parts
-            ]
+            body += found.pieces
+            chars[item.source] = found.chars
+        self._laid_out.last = laid_out
+        pieces = self._framed(body)
+        digest = hashlib.sha256()
+        for (
+            piece
+        ) in pieces:  # piece by piece: a copy of the whole block, encoded, is slower once it outgrows the caches
+            digest.update(piece.encode())
+        return Block("".join(pieces), digest.hexdigest(), chars)
+
+    def _framed(self, body: list[str]) -> list[str]:
+        """The block's pieces: the template around the sections' (its ``empty`` text when there is none)."""
         pieces: list[str] = []
         for is_slot, part in self._template.parts:
             if is_slot:
                 pieces += body or [self.layout.empty]
             else:
                 pieces.append(part)
-        digest = hashlib.sha256()
-        for (
-            piece
-        ) in pieces:  # piece by piece: a copy of the whole block, encoded, is slower once it outgrows the caches
-            digest.update(piece.encode())
-        return Block("".join(pieces), digest.hexdigest())
+        return pieces
+
+    def _lay_out(self, item: Section, held: Mapping[str, _LaidOut]) -> _LaidOut:
+        """*item*'s pieces in the block (its slots filled, escaped where the layout says), and its content's size.
+
+        Taken from *held* when it holds this very section.
+        """
+        found = held.get(item.source)
+        if found is not None and found.section is item:
+            return found
+        name = item.name
+        title = self.titles.get(item.source, name) if self.titles else name
+        content = item.text.rstrip() if self.layout.trim else item.text
+        values = {"path": item.source, "name": name, "title": title, "content": content}
+        pieces = tuple(
+            [
+                literal
+                if slot is None
+                else values[slot]
+                if escape is None or (lt_only and "<" not in values[slot])
+                else escape(values[slot])
+                for slot, literal, escape, lt_only in self._parts
+            ]
+        )
+        return _LaidOut(item, pieces, len(content))
 
     def sizes(self, sections: Sequence[Section], count: Callable[[str], int] = len) -> BlockSizes:
         """The block's size for *sections* in parts, each measured with *count*: what budgets weigh.
@@ -204,6 +236,9 @@ class TemplateFormatter:
         template with one ``{agent_memory}``); in tokens, to within a few tokens.
         """
         empty = count(self.layout.empty)
-        frame = count(self.format(()).text) - empty
-        laid_out = tuple(count(self.format((item,)).text) - frame for item in sections)
-        return BlockSizes(frame, empty, count(self.layout.separator), laid_out)
+        frame = count("".join(self._framed([]))) - empty
+        held = self._laid_out.last
+        laid_out = []
+        for item in sections:
+            laid_out.append(count("".join(self._framed(list(self._lay_out(item, held).pieces)))) - frame)
+        return BlockSizes(frame, empty, count(self.layout.separator), tuple(laid_out))

@@ -144,7 +144,7 @@ class FsspecLoader:
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         self._limit: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
-        self._prepared: tuple[Sequence[LocalCheck], list[tuple[Any, ...]]] | None = None  # see changed()
+        self._prepared: _Prepared | None = None  # see changed()
 
     @classmethod
     def from_config(
@@ -284,8 +284,9 @@ class FsspecLoader:
         """
         prepared = self._prepared
         if prepared is None or prepared[0] is not checks:
-            versions = [(c.path, local_version(c.fingerprint), c.out, local_version(c.out_fingerprint)) for c in checks]
-            prepared = self._prepared = (checks, versions)
+            parsed = prepared[2] if prepared is not None else {}
+            versions = [parsed.get(c) or _parsed(c) for c in checks]  # what changed since the last checks, parsed
+            prepared = self._prepared = (checks, versions, dict(zip(checks, versions, strict=True)))
         moved: list[int] = []
         for index, (path, known, out, out_version) in enumerate(prepared[1]):
             try:
@@ -660,6 +661,14 @@ def _child(request: LoadRequest, child: Source) -> LoadRequest:
 
 def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 3)
+
+
+_Version = tuple[str, Any, SkipReason | None, Any]  # a check's path, its versions parsed, why it is out
+_Prepared = tuple[Sequence[LocalCheck], list[_Version], dict[LocalCheck, _Version]]  # checks, parsed, by check
+
+
+def _parsed(check: LocalCheck) -> _Version:
+    return check.path, local_version(check.fingerprint), check.out, local_version(check.out_fingerprint)
 
 
 def _unchanged(request: LoadRequest, known: str | None, started: float, sha256: str | None = None) -> LoadResult:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from ..failures import SkipReason
+from ..held import Held
 from ..render import Section
 from ..stages import PathsProcessor, Processor
 from .records import NO_REASONS, Drop, Note, Processed
@@ -180,6 +181,7 @@ class _TextSteps:
 
     def __init__(self, steps: list[TextStep]) -> None:
         self.steps = steps
+        self._held: Held[tuple[Section, Section]] = Held()  # each section cleaned, by the section it was cleaned from
 
     @property
     def token(self) -> str:
@@ -187,10 +189,16 @@ class _TextSteps:
 
     def __call__(self, sections: Sequence[Section]) -> list[Section]:
         cleans = [step.clean for step in self.steps]
+        last, made = self._held.last, {}
         out = []
         for section in sections:
-            text = section.text
-            for clean in cleans:
-                text = clean(text)
-            out.append(section if text is section.text else section.with_text(text))
+            found = last.get(section.source)
+            if found is None or found[0] is not section:
+                text = section.text
+                for clean in cleans:
+                    text = clean(text)
+                found = (section, section if text is section.text else section.with_text(text))
+            made[section.source] = found
+            out.append(found[1])
+        self._held.last = made
         return out

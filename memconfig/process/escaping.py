@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..closing import ClosingTags
+from ..held import Held
 from ..render import Section
 from .records import Note, Processed
 
@@ -42,9 +43,11 @@ class EscapeClosingTags:
 
     tags: tuple[str, ...]
     _closing: ClosingTags = field(init=False, repr=False, compare=False)
+    _held: Held[tuple[Section, Section, Note | None]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_closing", ClosingTags(self.tags))
+        object.__setattr__(self, "_held", Held())  # each section as escaped, and its note, by the section escaped
 
     @property
     def token(self) -> str:
@@ -53,13 +56,21 @@ class EscapeClosingTags:
 
     def __call__(self, sections: Sequence[Section]) -> Processed:
         closing = self._closing
+        last, made = self._held.last, {}
         out: list[Section] = []
         notes: list[Note] = []
         for section in sections:
-            text, count = closing.neutralise(section.text)
-            if count:
-                fields = {"tags": closing.found(section.text), "count": count}
-                notes.append(Note(section, "content_escaped", fields))
-                section = section.with_text(text)
-            out.append(section)
+            found = last.get(section.source)
+            if found is None or found[0] is not section:
+                text, count = closing.neutralise(section.text)
+                if count:
+                    note = Note(section, "content_escaped", {"tags": closing.found(section.text), "count": count})
+                    found = (section, section.with_text(text), note)
+                else:
+                    found = (section, section, None)
+            made[section.source] = found
+            out.append(found[1])
+            if found[2] is not None:
+                notes.append(found[2])
+        self._held.last = made
         return Processed(out, notes)

@@ -32,6 +32,7 @@ import structlog
 import yaml
 from support.cli import ROOT
 from support.servers import Bucket, WebServer
+from support.terminal import CSI, on_terminal, piped
 
 from memconfig import Pipeline
 from memconfig.audit.aggregate import Aggregator
@@ -572,14 +573,13 @@ def test_a_source_dropped_in_every_render_is_out_since_its_first_drop(tmp_path: 
 
 def test_on_a_terminal_a_long_audit_shows_a_bar_and_rich_tables(history: History, web: WebServer) -> None:
     """Logs slow to arrive: a bar on the terminal while they are read, tables drawn by rich; piped or quiet, neither."""
-    from test_progress import _CSI, on_terminal, piped
 
     urls = [web.serve(f"slow/{i}.jsonl", history.log.read_bytes()) for i in range(2)]
     for i in range(2):
         web.delay(f"slow/{i}.jsonl", 1.2, "GET")
     done = on_terminal("audit", *urls, stdout_too=True)
     assert done.returncode == 0
-    text = _CSI.sub("", done.text)
+    text = CSI.sub("", done.text)
     assert "reading logs" in text and "/2" in text
     assert any("SINCE" in line and "LOADS" in line for line in text.splitlines())  # rich may fold long headings
     assert re.search(r"^\s*[━─]{10,}", text, re.MULTILINE)  # the rule rich draws under the headings
@@ -715,7 +715,6 @@ def test_the_package_re_exports_its_api_imported_when_used() -> None:
 
 def test_on_a_terminal_a_long_log_shows_its_lines_read_so_far(web: WebServer) -> None:
     """One big log, slow to arrive: the bar says how many of its lines are read (a step per 65,536), not 0/1."""
-    from test_progress import _CSI, on_terminal
 
     line = orjson.dumps(
         {"event": "source_loaded", "render_id": "p-1", "timestamp": "2026-12-01T09:00:00.000000Z", "source": "a.md"}
@@ -724,7 +723,7 @@ def test_on_a_terminal_a_long_log_shows_its_lines_read_so_far(web: WebServer) ->
     web.delay("big.jsonl", 0.4, "GET")  # each block of it
     done = on_terminal("audit", url, "--format", "json")
     assert done.returncode == 0
-    text = _CSI.sub("", done.text)
+    text = CSI.sub("", done.text)
     assert f"reading logs: {url}, 65,536 lines" in text
 
 

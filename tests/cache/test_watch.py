@@ -20,12 +20,12 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from structlog.testing import capture_logs
 from support.cli import eventually, watching
+from support.models import RecordingModel
 from support.pipelines import plain_pipeline
 
 from memconfig import Pipeline
 from memconfig.cache.watcher import RECENT, Watching
 from memconfig.integrations.langchain import MemconfigMiddleware
-from tests.integrations.test_langchain import RecordingModel
 
 HANG = 20.0  # seconds: only a hang takes this long; nothing below asserts a duration
 

@@ -10,108 +10,25 @@ ten columns) keep every heading whole on a terminal 120 or 80 columns wide.
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
-import pty
 import re
-import struct
-import subprocess
-import sys
-import termios
 import textwrap
-import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support.cli import ROOT
 from support.servers import WebServer
+from support.terminal import CSI, on_terminal, piped
 
 from memconfig.cli.tables import plain_table
 
 EXAMPLE = ROOT / "configs" / "example.yaml"
 SLOW = 1.2  # seconds each slow source takes to answer: well past the half second before a bar
-#: A CSI escape sequence (colour, cursor movement, erase): what a bar is drawn with.
-_CSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 LABEL = "reading sources"
 #: Python code that makes rich unimportable, as in an install without memconfig[terminal].
 NO_RICH = "import sys; sys.modules['rich'] = None\n"
-
-
-@dataclass
-class Terminal:
-    """What a command run on a pseudo-terminal gave: exit code, stdout (if piped), and the terminal's bytes."""
-
-    returncode: int
-    stdout: str
-    screen: bytes
-
-    @property
-    def text(self) -> str:
-        return self.screen.decode("utf-8", "replace")
-
-    def pieces(self) -> list[str]:
-        """The terminal's text, escape sequences removed, cut at every line end and carriage return."""
-        return [p for p in re.split(r"[\r\n]", _CSI.sub("", self.text)) if p.strip()]
-
-
-def _environ() -> dict[str, str]:
-    environ = {k: v for k, v in os.environ.items() if not k.upper().startswith("MEMCONFIG_")}
-    environ.pop("NO_COLOR", None)
-    environ.pop("COLUMNS", None)  # the terminal's own size, as set on it, is the width
-    environ.pop("LINES", None)
-    environ["TERM"] = "xterm-256color"
-    return environ
-
-
-def on_terminal(*args: str, stdout_too: bool = False, code: str | None = None, columns: int = 120) -> Terminal:
-    """Run ``python -m memconfig ARGS`` (or Python *code*) with stderr on a new pseudo-terminal, *columns* wide."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
-    argv = [sys.executable, "-c", code, *args] if code is not None else [sys.executable, "-m", "memconfig", *args]
-    try:
-        process = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=slave if stdout_too else subprocess.PIPE,
-            stderr=slave,
-            cwd=ROOT,
-            env=_environ(),
-        )
-    finally:
-        os.close(slave)
-    chunks: list[bytes] = []
-
-    def read() -> None:
-        while True:
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: the child's end is closed
-                return
-            if not data:
-                return
-            chunks.append(data)
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
-        out, _ = process.communicate(timeout=60)
-        reader.join(timeout=10)
-    finally:
-        process.kill()
-        os.close(master)
-    return Terminal(process.returncode, (out or b"").decode("utf-8"), b"".join(chunks))
-
-
-def piped(*args: str, code: str | None = None) -> subprocess.CompletedProcess[str]:
-    """Run it with stdout and stderr on pipes (no terminal)."""
-    argv = [sys.executable, "-c", code, *args] if code is not None else [sys.executable, "-m", "memconfig", *args]
-    return subprocess.run(
-        argv, capture_output=True, text=True, encoding="utf-8", cwd=ROOT, env=_environ(), timeout=60, check=False
-    )
 
 
 def json_lines(pieces: list[str]) -> list[dict[str, Any]]:
@@ -287,7 +204,7 @@ def test_sources_table_on_a_terminal_is_drawn_by_rich(tmp_path: Path, write_conf
     done = on_terminal("sources", "-c", str(config), stdout_too=True)
 
     assert done.returncode == 0
-    text = _CSI.sub("", done.text)
+    text = CSI.sub("", done.text)
     heading = next(line for line in text.splitlines() if "NAME" in line)
     assert heading.split() == ["NAME", "URL", "STATUS", "BYTES", "REASON"]
     assert re.search(r"^\s*[━─]{10,}", text, re.MULTILINE)  # the rule rich draws under the headings
@@ -351,7 +268,7 @@ def test_audit_tables_on_a_terminal_keep_every_heading_whole(audit_log: tuple[Pa
     done = on_terminal("audit", str(log), stdout_too=True, columns=columns)
 
     assert done.returncode == 0, done.text
-    lines = _CSI.sub("", done.text).replace("\r", "").splitlines()
+    lines = CSI.sub("", done.text).replace("\r", "").splitlines()
     at = next(i for i, line in enumerate(lines) if line.split()[:1] == ["SOURCE"])
     sources, renders = lines[at], next(line for line in lines if line.split()[:1] == ["TIME"])
     assert (sources.split(), renders.split()) == (SOURCE_HEADINGS, RENDER_HEADINGS)

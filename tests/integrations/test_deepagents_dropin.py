@@ -24,12 +24,11 @@ from deepagents.backends.store import StoreBackend
 from deepagents.middleware.memory import MemoryMiddleware as DeepagentsMemory
 from langchain.agents.middleware.types import ModelRequest
 from langchain_anthropic import ChatAnthropic
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
-from pydantic import Field
 from structlog.testing import capture_logs
+from support.models import RecordingModel
 
 from memconfig.exceptions import ConfigError, SourceError
 from memconfig.integrations.deepagents import DEFAULT_TEMPLATE, MemoryMiddleware
@@ -58,19 +57,6 @@ class CountingBackend(FilesystemBackend):
     async def adownload_files(self, paths: list[str]) -> list[Any]:
         self.calls.append(list(paths))
         return super().download_files(paths)
-
-
-class RecordingModel(GenericFakeChatModel):
-    """A chat model that answers "ok" and keeps every message list it was sent."""
-
-    sent: list[list[BaseMessage]] = Field(default_factory=list)
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
-        self.sent.append(list(messages))
-        return super()._generate(messages, *args, **kwargs)
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
-        return self
 
 
 def _model() -> RecordingModel:

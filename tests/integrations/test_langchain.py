@@ -14,14 +14,13 @@ import pytest
 import yaml
 from deepagents.middleware._utils import append_to_system_message
 from langchain.agents import create_agent
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.tools import tool
 from langchain_core.tracers.base import BaseTracer
 from langchain_core.tracers.schemas import Run
 from langgraph.checkpoint.memory import InMemorySaver
-from pydantic import Field
 from structlog.testing import capture_logs
+from support.models import RecordingModel
 
 from memconfig import Config, ConfigError, Pipeline, SourceError
 from memconfig.append import appender_for
@@ -207,24 +206,6 @@ def test_pipeline_renders_a_system_message(tmp_path: Path) -> None:
 
 
 # -- the middleware, inside a real create_agent --------------------------------
-
-
-class RecordingModel(GenericFakeChatModel):
-    """A chat model that answers from a script and keeps every message list it was sent."""
-
-    sent: list[list[BaseMessage]] = Field(default_factory=list)
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
-        self.sent.append(list(messages))
-        return super()._generate(messages, *args, **kwargs)
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
-        return self  # the script decides the tool calls
-
-    def system(self, call: int = -1) -> SystemMessage:
-        first = self.sent[call][0]
-        assert isinstance(first, SystemMessage)
-        return first
 
 
 def _answers() -> RecordingModel:

@@ -17,7 +17,7 @@ from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from structlog.testing import capture_logs
-from test_langchain import RecordingModel
+from support.models import RecordingModel
 
 from memconfig import Pipeline, load_config
 from memconfig.integrations.langchain import MemconfigMiddleware
