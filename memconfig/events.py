@@ -497,13 +497,16 @@ EVENTS: Mapping[str, EventSpec] = MappingProxyType(
         )
     }
 )
-_SPECS: Mapping[type, EventSpec] = MappingProxyType({spec.record: spec for spec in EVENTS.values()})
+#: Each record's event: its name, level and fields, looked up once per line.
+_SPECS: Mapping[type, tuple[str, str, tuple[str, ...]]] = MappingProxyType(
+    {spec.record: (spec.name, spec.level, spec.fields) for spec in EVENTS.values()}
+)
 
 
 def _log(record: tuple[Any, ...], level: str | None = None) -> None:
     """Log *record* as its event (at its declared level, or *level* for one whose level goes by reason)."""
-    spec = _SPECS[type(record)]
-    _emit(level or spec.level, spec.name, record._asdict())  # type: ignore[attr-defined]
+    name, declared, fields = _SPECS[type(record)]
+    _emit(level or declared, name, dict(zip(fields, record, strict=True)))
 
 
 def source_loaded(result: LoadResult, chars: int, cache: str) -> None:

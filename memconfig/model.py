@@ -163,6 +163,10 @@ class SourceRecord(NamedTuple):
     via: str | None = None
     notes: tuple[str, ...] = ()
 
+    def sized(self, chars: int) -> SourceRecord:
+        """This record with *chars* characters in the block: ``_replace(chars=chars)``, several times cheaper."""
+        return SourceRecord._make((*self[:6], chars, *self[7:]))
+
 
 class Lazy(Generic[T]):
     """A value made on first use and kept: what most renders never look at costs them nothing.

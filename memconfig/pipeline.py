@@ -386,11 +386,11 @@ def _records(
         elif key in chars and key not in noted:
             found = last.get(key)
             if found is None or found[0] is not record or found[1].chars != chars[key]:
-                found = (record, record._replace(chars=chars[key]))
+                found = (record, record.sized(chars[key]))
             sized[key] = found
             record = found[1]
         elif key in chars:
-            record = record._replace(chars=chars[key])
+            record = record.sized(chars[key])
         if key in noted:
             record = record._replace(notes=noted[key])
         records.append(record)
@@ -406,4 +406,4 @@ def _with_parent_sizes(records: list[SourceRecord]) -> tuple[SourceRecord, ...]:
             sizes[record.parent] = sizes.get(record.parent, 0) + record.chars
     if not sizes:
         return tuple(records)
-    return tuple(r._replace(chars=sizes[r.source]) if r.source in sizes else r for r in records)
+    return tuple(r.sized(sizes[r.source]) if r.source in sizes else r for r in records)

@@ -32,7 +32,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Generator, Mapping, MutableMapping, Sequence
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import events
 from ..drive import Flow, LoopBlocked, Shared
@@ -42,7 +42,7 @@ from ..render import Lazy, Section, SourceRecord, Status
 from ..stages import Loader, LoaderCapabilities, LoadRequest, LoadResult, LocalCheck, Snapshot
 from .flights import Flights
 from .merge import STALE_REASONS, Merge, Pass, sha
-from .meta import META_VERSION, Meta, MetaEntry, OutRecord, digest, entry, is_current, make_meta
+from .meta import META_VERSION, Expansion, Meta, MetaEntry, OutRecord, digest, entry, is_current, make_meta
 from .repeats import mark_repeats
 from .store import LatestCopies
 
@@ -517,76 +517,60 @@ def _records(sources: Sequence[Source], meta: Meta, held: Held[_Recorded]) -> tu
     """Every source of *meta*, declared and expanded, in prompt order (a function: a lazy view of it holds no cache).
 
     A file's record is taken again from *held* while its entry is the same one (an unchanged source's).
+    The sources under an expanded one follow it (a loop over a stack, not recursion: no cycle to collect).
     """
     entries = {e["source"]: e for e in meta["entries"]}
     out, expansions = meta["skipped"], meta["expansions"]
     records: list[SourceRecord] = []
     last, recorded = held.last, {}
-
-    def visit(key: str, name: str, url: str, parent: str | None, via: str | None) -> list[_Visit]:
-        """Record *key*; the sources under it, to be recorded next (a loop, not recursion: no cycle to collect)."""
-        under: list[_Visit] = []
-        if key in entries:
-            e = entries[key]
-            made = last.get(key)
-            if made is None or made.entry is not e or made.record.parent != parent or made.record.via != via:
-                status = Status.STALE if e["stale"] else Status.LOADED
-                reason = SkipReason(e["stale"]) if e["stale"] else None
-                record = SourceRecord(
-                    e["name"], key, e["url"], status, reason, sha256=e["sha256"], parent=parent, via=via
-                )
-                made = _Recorded(e, record)
-            recorded[key] = made
-            records.append(made.record)
-        elif key in out:
-            r = out[key]
-            records.append(
-                SourceRecord(
-                    r["name"],
-                    key,
-                    r["url"],
-                    Status.SKIPPED,
-                    SkipReason(r["reason"]),
-                    r["detail"],
-                    parent=parent,
-                    via=via,
-                )
-            )
-        elif key in expansions:
-            x = expansions[key]
-            status = Status.STALE if x["stale"] else Status.LOADED
-            reason = SkipReason(x["stale"]) if x["stale"] else None
-            listing = hashlib.sha256("\n".join(x["children"]).encode()).hexdigest()
-            records.append(SourceRecord(name, key, url, status, reason, sha256=listing, parent=parent, via=via))
-            for child in x["children"]:
-                found = entries.get(child) or out.get(child)
-                if found is not None:
-                    under.append((child, found["name"], found["url"], key, x["via"]))
-        else:
-            detail = "not read yet"
-            records.append(
-                SourceRecord(name, key, url, Status.SKIPPED, SkipReason.ERROR, detail, parent=parent, via=via)
-            )
-        imported = expansions.get(key)
-        if imported is not None and imported["via"] == "import":  # a file's imports follow it
-            for child in imported["children"]:
-                found = entries.get(child) or out.get(child)
-                if found is not None:
-                    under.append((child, found["name"], found["url"], key, "import"))
-        return under
-
     todo: list[_Visit] = [(s.key, s.name, s.display_url, None, None) for s in reversed(sources)]
     while todo:
-        todo += reversed(visit(*todo.pop()))
+        key, name, url, parent, via = todo.pop()
+        e = entries.get(key)
+        if e is not None:
+            made = last.get(key)
+            if made is None or made[0] is not e or made[1].parent != parent or made[1].via != via:
+                stale = e["stale"]
+                status, reason = (Status.STALE, SkipReason(stale)) if stale else (Status.LOADED, None)
+                made = (e, SourceRecord(e["name"], key, e["url"], status, reason, "", 0, e["sha256"], parent, via))
+            recorded[key] = made
+            records.append(made[1])
+        else:
+            records.append(_record_of(key, name, url, parent, via, out, expansions))
+        x = expansions.get(key) if expansions else None
+        if x is not None and (x["via"] == "import" or (e is None and key not in out)):  # what it holds follows it
+            under = [
+                (c, f["name"], f["url"], key, x["via"]) for c in x["children"] if (f := entries.get(c) or out.get(c))
+            ]
+            todo += reversed(under)
     held.last = recorded
     return tuple(records)
 
 
-class _Recorded(NamedTuple):
-    """A file's record, and the meta entry it was made from."""
+_Recorded = tuple[MetaEntry, SourceRecord]  # a file's record, and the meta entry it was made from
 
-    entry: MetaEntry
-    record: SourceRecord
+
+def _record_of(
+    key: str,
+    name: str,
+    url: str,
+    parent: str | None,
+    via: str | None,
+    out: Mapping[str, OutRecord],
+    expansions: Mapping[str, Expansion],
+) -> SourceRecord:
+    """The record of a source not in the prompt as a file: left out, expanded (a glob, a discovery), or not read."""
+    if key in out:
+        r = out[key]
+        return SourceRecord(
+            r["name"], key, r["url"], Status.SKIPPED, SkipReason(r["reason"]), r["detail"], parent=parent, via=via
+        )
+    if key in expansions:
+        x = expansions[key]
+        status, reason = (Status.STALE, SkipReason(x["stale"])) if x["stale"] else (Status.LOADED, None)
+        listing = hashlib.sha256("\n".join(x["children"]).encode()).hexdigest()
+        return SourceRecord(name, key, url, status, reason, sha256=listing, parent=parent, via=via)
+    return SourceRecord(name, key, url, Status.SKIPPED, SkipReason.ERROR, "not read yet", parent=parent, via=via)
 
 
 def _load(

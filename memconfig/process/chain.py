@@ -148,6 +148,7 @@ class ProcessorChain:
         current = list(sections)
         drops: list[Drop] = []
         notes: list[Note] = []
+        first = True
         for processor, takes_paths in self._steps:
             returned = processor(current, paths) if takes_paths else processor(current)  # type: ignore[call-arg]
             reasons = NO_REASONS
@@ -156,7 +157,10 @@ class ProcessorChain:
                 reasons = returned.reasons
                 returned = returned.sections
             out = list(returned)
-            if len(out) != len(current) or any(_blank(s.text) for s in out):
+            # After the first step, a section handed back as it came in is known not to be blank.
+            if len(out) != len(current) or any(
+                (first or s is not c) and _blank(s.text) for s, c in zip(out, current, strict=True)
+            ):
                 kept = {s.source for s in out if not _blank(s.text)}
                 present = {s.source for s in out}
                 for section in current:
@@ -167,7 +171,7 @@ class ProcessorChain:
                             reason, detail = reasons.get(section.source, (SkipReason.DROPPED, ""))
                         drops.append(Drop(section, reason, processor.token, detail))
                 out = [s for s in out if not _blank(s.text)]
-            current = out
+            current, first = out, False
         return current, drops, notes
 
 
