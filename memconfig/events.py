@@ -33,11 +33,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import structlog
 
 if TYPE_CHECKING:
-    from .failures import Failure
-    from .model import Section, SourceRecord
+    from .model import Failure, LoadResult, Section, SourceRecord
     from .process import Note
     from .sources import Source
-    from .stages import LoadResult
 
 __all__ = [
     "EVENTS",

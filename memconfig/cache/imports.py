@@ -21,9 +21,7 @@ import fsspec
 
 from ..expand.discover import project_root
 from ..expand.imports import MAX_IMPORTS, child_key, find_tokens, kind, shown_path
-from ..failures import SkipReason
-from ..sources.specs import ImportRef
-from ..stages import LoadRequest, LoadResult
+from ..model import ImportRef, LoadRequest, LoadResult, SkipReason, Status
 from .merge import STALE_REASONS as STALE
 
 if TYPE_CHECKING:
@@ -217,7 +215,7 @@ def _skipped(source: Source, reason: SkipReason, detail: str) -> LoadResult:
 
         with contextlib.suppress(OSError):  # a fingerprint lets a revalidation see it unchanged
             fingerprint = local_fingerprint(os.stat(source.local_path))
-    return LoadResult(source, "skipped", reason=reason, detail=detail, fingerprint=fingerprint)
+    return LoadResult(source, Status.SKIPPED, reason=reason, detail=detail, fingerprint=fingerprint)
 
 
 def _inside(path: str, root: str) -> bool:

@@ -9,8 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .. import events
-from ..failures import Failure, SkipReason
-from ..stages import LoadRequest, LoadResult
+from ..model import Failure, LoadRequest, LoadResult, SkipReason, Status
 from .meta import Expansion, Meta, MetaEntry, OutRecord, Stamp, entry, root_of
 from .store import Known, LatestCopies
 
@@ -119,7 +118,7 @@ class Merge:
             for held in previous.values():
                 self.log.append((events.source_stale, (failed.source, failed.reason, failed.detail, held["sha256"])))
                 self.stats["stale"] += 1
-            self.reported.append(replace(failed, status="stale"))
+            self.reported.append(replace(failed, status=Status.STALE))
             if source.key in self.expansions:
                 self.expansions[source.key] = {**self.expansions[source.key], "stale": str(failed.reason)}
             return [{**held, "stale": str(failed.reason)} for held in previous.values()]
@@ -185,7 +184,7 @@ class Merge:
         if found is None:
             self.reported.append(result)
             return []
-        self.reported.append(result if result.ok else replace(result, status="stale"))
+        self.reported.append(result if result.ok else replace(result, status=Status.STALE))
         self.skipped.pop(result.source.key, None)
         return [found]
 
@@ -234,7 +233,7 @@ class Merge:
             if held is None and out is not None and result.fingerprint and out.get("fingerprint") == result.fingerprint:
                 return None  # left out for its content, and that content has not changed
             result = replace(
-                result, status="skipped", reason=SkipReason.ERROR, detail="reported unchanged, but no copy is held"
+                result, status=Status.SKIPPED, reason=SkipReason.ERROR, detail="reported unchanged, but no copy is held"
             )
         return self._out(result, held)
 

@@ -1,10 +1,10 @@
 """Processors: the steps between the cache and the formatter, sections in, sections out."""
 
+from ..model import Drop, Note, Processed
 from .chain import BUILT_IN, Placed, ProcessorChain, Rule
 from .cleaning import Cleaning, StripBOM, StripHTMLComments
 from .escaping import EscapeClosingTags
 from .frontmatter import StripFrontmatter, StripFrontmatterOf
-from .records import Drop, Note, Processed
 from .text import TextStep
 
 __all__ = [

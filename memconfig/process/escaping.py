@@ -26,10 +26,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..closing import ClosingTags
-from ..render import Section
-from .records import Note, Processed
+from ..model import Note, Processed, Section
 
 __all__ = ["EscapeClosingTags"]
+
 
 @dataclass(frozen=True)
 class EscapeClosingTags:
