@@ -121,7 +121,9 @@ def _importing(result: LoadResult, text_of: Callable[[LoadResult], str | None]) 
     """The text to scan for imports, if *result*'s source follows imports and its file is in the prompt."""
     if result.source.imports is None:
         return None
-    if result.status not in ("loaded", "unchanged") and not (result.status == "skipped" and result.reason in STALE):
+    if result.status not in (Status.LOADED, Status.UNCHANGED) and not (
+        result.status == Status.SKIPPED and result.reason in STALE
+    ):
         return None  # out of the prompt; a file that failed in a way that may pass keeps its copy, and its imports
     return text_of(result)
 

@@ -203,7 +203,7 @@ class Merge:
             if out is not None and self._later(out.get("since")):
                 return None  # a pass that began after this one already took the source out
         stamp = self.stamp
-        if result.status == "loaded":
+        if result.status == Status.LOADED:
             assert result.content is not None and result.sha256 is not None
             copies = self.latest.copies
             latest = copies.get(key)
@@ -211,7 +211,7 @@ class Merge:
                 copies[key] = Known(result.fingerprint, result.sha256, result.content, result.bytes, stamp)
             self._take(result, result.content, held)
             return _entry(source, result.sha256, result.fingerprint, result.bytes, stamp)
-        if result.status == "unchanged":
+        if result.status == Status.UNCHANGED:
             latest = self.latest.copies.get(key)
             # A check found a usable fingerprint for the copy this process holds (its read had none): keep it.
             if (

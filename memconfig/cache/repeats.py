@@ -32,7 +32,7 @@ def mark_repeats(groups: Mapping[int, list[LoadResult]]) -> Mapping[int, list[Lo
         for position, result in enumerate(groups[index]):
             source = result.source
             key = source.key
-            if result.status == "skipped" or (source.via == "import" and source.parent in out):
+            if result.status == Status.SKIPPED or (source.via == "import" and source.parent in out):
                 out.add(key)  # an import under a file that is out is dropped with it (without_orphans)
                 continue
             place = place_of(result)
