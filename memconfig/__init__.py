@@ -9,7 +9,7 @@ from .exceptions import BudgetExceeded, ConfigError, MemconfigError, Problem, So
 from .expand import EXPANDERS, Expander
 from .format import TemplateFormatter
 from .load import FsspecLoader
-from .model import Block, Failure, LoadRequest, LoadResult, Render, Section, SkipReason, Snapshot, SourceRecord
+from .model import Block, Failure, LoadRequest, LoadResult, Render, Section, SkipReason, Snapshot, SourceRecord, Status
 from .pipeline import Pipeline
 from .registry import LOADERS, PROCESSORS, register
 from .sources import Source
@@ -50,6 +50,7 @@ __all__ = [
     "SourceError",
     "SourceRecord",
     "StateCache",
+    "Status",
     "TemplateFormatter",
     "TextAppender",
     "__version__",
