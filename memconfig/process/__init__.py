@@ -1,4 +1,8 @@
-"""Processors: the steps between the cache and the formatter, sections in, sections out."""
+"""Processors: the steps between the cache and the formatter, sections in, sections out.
+
+What a processor says it did (:class:`Drop`, :class:`Note`, :class:`Processed`)
+lives in :mod:`memconfig.model`; it is exported here too, beside the processors.
+"""
 
 from ..model import Drop, Note, Processed
 from .chain import BUILT_IN, Placed, ProcessorChain, Rule
