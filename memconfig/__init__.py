@@ -7,14 +7,13 @@ from .cache import PolicyCache
 from .config import Config, load_config
 from .exceptions import BudgetExceeded, ConfigError, MemconfigError, Problem, SourceError
 from .expand import EXPANDERS, Expander
-from .failures import Failure, SkipReason
 from .format import TemplateFormatter
 from .load import FsspecLoader
+from .model import Block, Failure, LoadRequest, LoadResult, Render, Section, SkipReason, Snapshot, SourceRecord, Status
 from .pipeline import Pipeline
 from .registry import LOADERS, PROCESSORS, register
-from .render import Render, Section, SourceRecord
 from .sources import Source
-from .stages import Appender, Block, Formatter, Loader, LoadRequest, LoadResult, Processor, Snapshot, StateCache
+from .stages import Appender, Formatter, Loader, Processor, StateCache
 
 try:
     __version__ = version("memconfig")
@@ -51,6 +50,7 @@ __all__ = [
     "SourceError",
     "SourceRecord",
     "StateCache",
+    "Status",
     "TemplateFormatter",
     "TextAppender",
     "__version__",

@@ -33,13 +33,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import structlog
 
 from .held import Held
+from .model import SkipReason
 
 if TYPE_CHECKING:
-    from .failures import Failure
-    from .model import Section, SourceRecord
-    from .process import Note
+    from .model import Failure, LoadResult, Note, Section, SourceRecord
     from .sources import Source
-    from .stages import LoadResult
 
 __all__ = [
     "EVENTS",
@@ -529,7 +527,8 @@ def source_skipped(source: Source, reason: str, detail: str, duration_ms: float 
     """
     ref = source.import_of
     quiet = not source.required and (
-        (reason == "not_found" and (ref is None or ref.optional)) or (reason == "duplicate" and ref is not None)
+        (reason == SkipReason.NOT_FOUND and (ref is None or ref.optional))
+        or (reason == SkipReason.DUPLICATE and ref is not None)
     )
     record = SourceSkipped(
         source.key,
@@ -551,7 +550,10 @@ def rule_not_applicable(section: Section, detail: str) -> None:
     By design, not a problem: ``required`` is false, since no such skip ever fails a render.
     """
     s = section
-    _log(SourceSkipped(s.source, s.name, s.url, s.parent, s.via, "not_applicable", detail, False, 0.0), "debug")
+    _log(
+        SourceSkipped(s.source, s.name, s.url, s.parent, s.via, str(SkipReason.NOT_APPLICABLE), detail, False, 0.0),
+        "debug",
+    )
 
 
 def bytes_replaced(source: Source, encoding: str, detail: str) -> None:

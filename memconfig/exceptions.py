@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .failures import Failure
+    from .model.status import Failure
 
 __all__ = ["BudgetExceeded", "ConfigError", "MemconfigError", "Problem", "SourceError"]
 
@@ -113,7 +113,7 @@ class BudgetExceeded(MemconfigError):
     @property
     def failures(self) -> tuple[Failure, ...]:
         """The largest sources, as ``prompt_failed`` lists them: reason ``over_budget``, their sizes in the detail."""
-        from .failures import Failure, SkipReason
+        from .model.status import Failure, SkipReason
 
         detail = f"{{}} of the block's {self.size} {self.unit}; {self.budget} is {self.limit}"
         return tuple(Failure(key, SkipReason.OVER_BUDGET, detail.format(size)) for key, size in self.largest)

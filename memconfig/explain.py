@@ -33,11 +33,11 @@ from fsspec.implementations.local import LocalFileSystem
 from .config.layers import STDIN, ConfigValue, value_layers
 from .config.schema import CWD
 from .expand import EXPANDERS
-from .failures import SkipReason
 from .interpolation import variable_names
 from .load.confinement import Confinement, Roots
 from .load.errors import classify
 from .load.files import file_place, irregular_kind
+from .model import SkipReason
 from .sources import Source, build_sources
 from .sources.hosts import HTTP
 from .sources.places import same_place

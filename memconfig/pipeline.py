@@ -15,22 +15,11 @@ from .append import TextAppender, appender_for
 from .config import Config, load_config
 from .drive import Flow, arun, run
 from .exceptions import BudgetExceeded, SourceError
-from .failures import Failure, SkipReason
 from .held import Held
-from .model import Lazy, Render, Section, SourceRecord, Status
-from .process import Drop, Note, ProcessorChain
+from .model import Drop, Failure, Lazy, LoadResult, Note, Render, Section, SkipReason, Snapshot, SourceRecord, Status
+from .process import ProcessorChain
 from .process.chain import Placed, Rule
-from .stages import (
-    Appender,
-    Closing,
-    Formatter,
-    Loader,
-    LoaderCapabilities,
-    LoadResult,
-    Processor,
-    Snapshot,
-    StateCache,
-)
+from .stages import Appender, Closing, Formatter, Loader, LoaderCapabilities, Processor, StateCache
 from .wiring import build_stages
 
 if TYPE_CHECKING:

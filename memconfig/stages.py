@@ -1,147 +1,41 @@
-"""The data that flows between the stages, and the contract of each stage.
+"""The contract of each stage: loader → state cache → processors → formatter → appender.
 
-loader → state cache → processors → formatter → appender. Each stage is a
-small object with one job; these ``Protocol``s let tests and users pass their
-own. A stage that changes what ends up in the prompt carries a ``token``
-naming what it does and with which settings: the cache decides from the
-tokens whether a stored state or a memoised block is still valid.
+Each stage is a small object with one job; these ``Protocol``s let tests and
+users pass their own. What flows between them is the model
+(:mod:`memconfig.model`). A stage that changes what ends up in the prompt
+carries a ``token`` naming what it does and with which settings: the cache
+decides from the tokens whether a stored state or a memoised block is still
+valid.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
-from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, runtime_checkable
-
-from .failures import Failure, SkipReason
-from .render import Lazy, Render, Section, SourceRecord
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
 
     from .drive import Flow
-    from .process.records import Processed
+    from .model import Block, LoadRequest, LoadResult, LocalCheck, Processed, Render, Section, Snapshot, Spot
     from .sources.source import Source
 
 __all__ = [
     "Appender",
-    "Block",
     "Closing",
     "ExpandingLoader",
     "FlowLoader",
     "Formatter",
-    "LoadRequest",
-    "LoadResult",
     "Loader",
     "LoaderCapabilities",
-    "LocalCheck",
     "PathsProcessor",
     "Processor",
     "RevalidatingLoader",
-    "Snapshot",
-    "Spot",
     "StateCache",
     "Tokened",
     "WatchedExpander",
     "token_of",
 ]
-
-Status = Literal["loaded", "unchanged", "skipped", "stale"]
-
-
-_NONE_KNOWN: Mapping[str, tuple[str | None, str | None]] = MappingProxyType({})
-
-
-class LoadRequest(NamedTuple):
-    """Read *source*; if its fingerprint or hash still equals what is known, say so instead.
-
-    For an expandable source (a glob), *children* holds what is known of each child, by key.
-    A named tuple: a render asks one per source.
-    """
-
-    source: Source
-    fingerprint: str | None = None
-    sha256: str | None = None
-    children: Mapping[str, tuple[str | None, str | None]] = _NONE_KNOWN
-
-
-@dataclass(slots=True)
-class LoadResult:
-    """What one load pass found for one source (or one child of an expanded source)."""
-
-    source: Source
-    status: Status
-    content: str | None = None
-    reason: SkipReason | None = None
-    detail: str = ""
-    bytes: int = 0
-    sha256: str | None = None
-    fingerprint: str | None = None
-    duration_ms: float = 0.0
-    fatal: bool = False  # a decode error under ``on_decode_error: fail``
-    read_at: float | None = None
-    """``time.perf_counter()`` when the read began (its successful attempt's). Of two reads of one
-    source in one process, the one begun later holds the newer version, whichever pass asked;
-    ``None``: the time the pass began."""
-    place: str | None = None
-    """Which file was read, in a form equal for every path to it (a local file's device and inode), set
-    by a loader that knows it: two sources whose results share a place are one file, the later a repeat.
-    ``None``: the source's URL, normalised, says where it was read."""
-
-    @property
-    def ok(self) -> bool:
-        """Whether the source's content is in the prompt after this pass."""
-        return self.status != "skipped"
-
-
-class LocalCheck(NamedTuple):
-    """What a revalidation expects of one local file, to be checked with one ``stat``."""
-
-    path: str
-    fingerprint: str | None
-    """The fingerprint of the version in the prompt, if it is in."""
-    out: SkipReason | None = None
-    """Why it is out of the prompt, if it is."""
-    out_fingerprint: str | None = None
-    """The fingerprint it had when it went out for its content."""
-
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """One consistent set of contents, in prompt order, plus what the pass did.
-
-    Attributes:
-        sections: the contents in the prompt, one section per source.
-        digest: the identity of what the snapshot shows: sections and records.
-        records: every source, loaded or not, as the cache sees it (``chars`` not yet known);
-            made on first use.
-        results: what this pass read (empty when nothing was read).
-        stats: what the cache did, for ``prompt_built``.
-        failures: sources the render needed and did not get.
-        taken: the sources this pass put into the state (each logged as ``source_loaded``).
-    """
-
-    sections: tuple[Section, ...]
-    digest: str
-    records: Lazy[tuple[SourceRecord, ...]] = field(default_factory=lambda: Lazy(tuple))
-    results: tuple[LoadResult, ...] = ()
-    stats: Mapping[str, int] = field(default_factory=dict)
-    failures: tuple[Failure, ...] = ()
-    taken: frozenset[str] = frozenset()
-
-
-@dataclass(frozen=True, slots=True)
-class Block:
-    """The formatted memory block.
-
-    ``chars``: each section's characters in the block, by key, as laid out (a
-    formatter that leaves it empty has them counted from the sections' text).
-    """
-
-    text: str
-    sha256: str
-    chars: Mapping[str, int] = field(default_factory=dict)
 
 
 @runtime_checkable
@@ -282,28 +176,6 @@ class Appender(Protocol):
     """Puts a render's block where the caller wants it: a system prompt, a message list …"""
 
     def append(self, system: Any, render: Render) -> Any: ...
-
-
-class Spot(NamedTuple):
-    """A place whose change makes a declared source due: a file, a folder's entries, a whole tree, or the cwd.
-
-    A ``"cwd"`` spot is not watched on disk: the source is due when
-    ``os.getcwd()`` is no longer *path* (a discovery from the working
-    directory), asked once per render.
-
-    *accepts*, for a folder or a tree, tells which of the changed paths in it
-    count (``None``: every one). Without it, anything written there — the
-    ``--log-file``, the output of ``render -o``, an editor's swap file — would
-    make the source due, and a render that writes there would render again
-    without end. It is called on the watcher's thread with a changed path
-    (normalised, absolute), never on a render, and may ``stat`` it: a removed
-    path is gone. Give a value with equality (a frozen dataclass), not a fresh
-    ``lambda``: spots are compared to tell whether the watching changed.
-    """
-
-    path: str
-    kind: str  # "file", "folder" (its direct entries), "tree" (everything below it) or "cwd" (see above)
-    accepts: Callable[[str], bool] | None = None
 
 
 @runtime_checkable

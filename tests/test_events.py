@@ -133,10 +133,10 @@ def test_concurrent_tasks_have_their_events_told_apart(web: WebServer) -> None:
     for url, render in zip(urls, renders, strict=True):
         events = grouped[render.render_id]
         assert [(e["event"], e.get("url")) for e in events] == [
-                ("source_loaded", url),
-                ("prompt_manifest", None),
-                ("prompt_built", None),
-            ]
+            ("source_loaded", url),
+            ("prompt_manifest", None),
+            ("prompt_built", None),
+        ]
 
 
 def test_renders_sharing_one_read_each_log_their_own_events(web: WebServer) -> None:

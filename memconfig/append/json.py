@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..config.schema import AppenderConfig
-    from ..render import Render
+    from ..model import Render
 
 __all__ = ["JSONAppender"]
 

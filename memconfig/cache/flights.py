@@ -8,7 +8,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
-from ..stages import LoadRequest, LoadResult
+from ..model import LoadRequest, LoadResult
 
 __all__ = ["Claim", "Flights", "group"]
 

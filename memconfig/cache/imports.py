@@ -21,9 +21,7 @@ import fsspec
 
 from ..expand.discover import project_root
 from ..expand.imports import MAX_IMPORTS, child_key, find_tokens, kind, shown_path
-from ..failures import SkipReason
-from ..sources.specs import ImportRef
-from ..stages import LoadRequest, LoadResult
+from ..model import ImportRef, LoadRequest, LoadResult, SkipReason, Status
 from .merge import STALE_REASONS as STALE
 
 if TYPE_CHECKING:
@@ -123,7 +121,9 @@ def _importing(result: LoadResult, text_of: Callable[[LoadResult], str | None]) 
     """The text to scan for imports, if *result*'s source follows imports and its file is in the prompt."""
     if result.source.imports is None:
         return None
-    if result.status not in ("loaded", "unchanged") and not (result.status == "skipped" and result.reason in STALE):
+    if result.status not in (Status.LOADED, Status.UNCHANGED) and not (
+        result.status == Status.SKIPPED and result.reason in STALE
+    ):
         return None  # out of the prompt; a file that failed in a way that may pass keeps its copy, and its imports
     return text_of(result)
 
@@ -217,7 +217,7 @@ def _skipped(source: Source, reason: SkipReason, detail: str) -> LoadResult:
 
         with contextlib.suppress(OSError):  # a fingerprint lets a revalidation see it unchanged
             fingerprint = local_fingerprint(os.stat(source.local_path))
-    return LoadResult(source, "skipped", reason=reason, detail=detail, fingerprint=fingerprint)
+    return LoadResult(source, Status.SKIPPED, reason=reason, detail=detail, fingerprint=fingerprint)
 
 
 def _inside(path: str, root: str) -> bool:

@@ -9,8 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .. import events
-from ..failures import Failure, SkipReason
-from ..stages import LoadRequest, LoadResult
+from ..model import Failure, LoadRequest, LoadResult, SkipReason, Status
 from .meta import Expansion, Meta, MetaEntry, OutRecord, Stamp, entry, root_of
 from .store import Known, LatestCopies
 
@@ -120,7 +119,7 @@ class Merge:
             for held in previous.values():
                 self.log.append((events.source_stale, (failed.source, failed.reason, failed.detail, held["sha256"])))
                 self.stats["stale"] += 1
-            self.reported.append(replace(failed, status="stale"))
+            self.reported.append(replace(failed, status=Status.STALE))
             if source.key in self.expansions:
                 self.expansions[source.key] = {**self.expansions[source.key], "stale": str(failed.reason)}
             return [{**held, "stale": str(failed.reason)} for held in previous.values()]
@@ -186,7 +185,7 @@ class Merge:
         if found is None:
             self.reported.append(result)
             return []
-        self.reported.append(result if result.ok else replace(result, status="stale"))
+        self.reported.append(result if result.ok else replace(result, status=Status.STALE))
         self.skipped.pop(result.source.key, None)
         return [found]
 
@@ -205,7 +204,7 @@ class Merge:
             if out is not None and self._later(out.get("since")):
                 return None  # a pass that began after this one already took the source out
         stamp = self.stamp
-        if result.status == "loaded":
+        if result.status == Status.LOADED:
             assert result.content is not None and result.sha256 is not None
             copies = self.latest.copies
             latest = copies.get(key)
@@ -213,7 +212,7 @@ class Merge:
                 copies[key] = Known(result.fingerprint, result.sha256, result.content, result.bytes, stamp)
             self._take(result, result.content, held)
             return _entry(source, result.sha256, result.fingerprint, result.bytes, stamp)
-        if result.status == "unchanged":
+        if result.status == Status.UNCHANGED:
             latest = self.latest.copies.get(key)
             # A check found a usable fingerprint for the copy this process holds (its read had none): keep it.
             if (
@@ -235,7 +234,7 @@ class Merge:
             if held is None and out is not None and result.fingerprint and out.get("fingerprint") == result.fingerprint:
                 return None  # left out for its content, and that content has not changed
             result = replace(
-                result, status="skipped", reason=SkipReason.ERROR, detail="reported unchanged, but no copy is held"
+                result, status=Status.SKIPPED, reason=SkipReason.ERROR, detail="reported unchanged, but no copy is held"
             )
         return self._out(result, held)
 

@@ -36,10 +36,20 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .. import events
 from ..drive import Flow, LoopBlocked, Shared
-from ..failures import Failure, SkipReason
 from ..held import Held
-from ..render import Lazy, Section, SourceRecord, Status
-from ..stages import Loader, LoaderCapabilities, LoadRequest, LoadResult, LocalCheck, Snapshot
+from ..model import (
+    Failure,
+    Lazy,
+    LoadRequest,
+    LoadResult,
+    LocalCheck,
+    Section,
+    SkipReason,
+    Snapshot,
+    SourceRecord,
+    Status,
+)
+from ..stages import Loader, LoaderCapabilities
 from .flights import Flights
 from .merge import STALE_REASONS, Merge, Pass, sha
 from .meta import META_VERSION, Expansion, Meta, MetaEntry, OutRecord, digest, entry, is_current, make_meta
@@ -48,8 +58,8 @@ from .store import LatestCopies
 
 if TYPE_CHECKING:
     from ..config.schema import CacheConfig
+    from ..model import ImportSettings
     from ..sources import Source
-    from ..sources.specs import ImportSettings
     from .watcher import Watching
 
 __all__ = ["STALE_REASONS", "PolicyCache"]

@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from ..failures import SkipReason
+from ..model import LoadResult, SkipReason, Status
 from ..sources.places import same_place
-from ..stages import LoadResult
 
 __all__ = ["mark_repeats", "place_of"]
 
@@ -33,7 +32,7 @@ def mark_repeats(groups: Mapping[int, list[LoadResult]]) -> Mapping[int, list[Lo
         for position, result in enumerate(groups[index]):
             source = result.source
             key = source.key
-            if result.status == "skipped" or (source.via == "import" and source.parent in out):
+            if result.status == Status.SKIPPED or (source.via == "import" and source.parent in out):
                 out.add(key)  # an import under a file that is out is dropped with it (without_orphans)
                 continue
             place = place_of(result)
@@ -54,7 +53,7 @@ def mark_repeats(groups: Mapping[int, list[LoadResult]]) -> Mapping[int, list[Lo
         if result.source.import_of is not None and imported[place] > 1:
             detail += f"; {imported[place]} imports of it, in the prompt once"
         marked[index][position] = replace(
-            result, status="skipped", content=None, reason=SkipReason.DUPLICATE, detail=detail, fatal=False
+            result, status=Status.SKIPPED, content=None, reason=SkipReason.DUPLICATE, detail=detail, fatal=False
         )
     return marked
 

@@ -36,11 +36,11 @@ from typing import TYPE_CHECKING, Any
 from fsspec.implementations.local import LocalFileSystem
 
 from .. import events
-from ..stages import Spot
+from ..model import Spot
 
 if TYPE_CHECKING:
+    from ..model import LoadResult
     from ..sources import Source
-    from ..stages import LoadResult
     from .meta import Meta
 
 __all__ = ["RECENT", "Watching"]

@@ -41,8 +41,8 @@ from ..sources.urls import local_path
 
 if TYPE_CHECKING:
     from ..config import Config
+    from ..model import Render
     from ..pipeline import Pipeline
-    from ..render import Render
 
 __all__ = ["PER_RUN", "Outcome", "OutputFile", "check_output", "write_output"]
 

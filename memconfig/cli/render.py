@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from ..append import APPENDERS, appender_for, printable
 from ..config import MAX_CONFIG_BYTES, Config
 from ..exceptions import ConfigError, MemconfigError
+from ..model import Render
 from ..pipeline import Pipeline
-from ..render import Render
 from .logs import cli_logging
 from .progress import load_progress
 

@@ -6,9 +6,8 @@ import argparse
 
 from ..config import Config
 from ..exceptions import SourceError
-from ..failures import Failure, SkipReason
+from ..model import Failure, LoadResult, SkipReason
 from ..pipeline import Pipeline
-from ..stages import LoadResult
 from .logs import cli_logging
 from .progress import load_progress
 from .tables import print_table

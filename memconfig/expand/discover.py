@@ -37,9 +37,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import events
-from ..sources.specs import ROOT_MARKERS, DiscoverSpec
+from ..model import ROOT_MARKERS, DiscoverSpec, Spot
 from ..sources.urls import first_magic, literal_folder
-from ..stages import Spot
 from . import gitignore
 from .trees import Reach, holds_a_file, spot_kind
 
@@ -59,7 +58,6 @@ _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOC
 _CHUNK = 1 << 16
 _SKIPPED_BELOW = frozenset({".git"})  # never searched by the downward scan
 _PATTERN_FLAGS = 0  # set on first use: wcmatch is imported only by a discovery with patterns
-
 
 
 @dataclass(frozen=True, slots=True)

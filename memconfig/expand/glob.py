@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from fsspec.implementations.local import LocalFileSystem
 from fsspec.utils import glob_translate
 
+from ..model import Spot
 from ..sources.urls import first_magic, local_path
-from ..stages import Spot
 from .trees import Reach, holds_a_file, spot_kind
 
 if TYPE_CHECKING:

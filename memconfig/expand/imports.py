@@ -41,7 +41,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from ..sources.specs import ROOT_MARKERS, ImportSettings
+from ..model.sources import ROOT_MARKERS, ImportSettings
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -67,6 +67,7 @@ MAX_IMPORTS = 1000
 START_MARKER = "<!-- Imported from: {path} -->"
 END_MARKER = "<!-- End of import from: {path} -->"
 FAILED_MARKER = "<!-- Import failed: {path} - {reason} -->"
+
 
 class Token(NamedTuple):
     """One ``@path`` in a text: ``text[start:end]`` is the token (``@`` and ``?`` included)."""

@@ -29,8 +29,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ..closing import ClosingTags
 from ..held import Held
-from ..render import Section
-from ..stages import Block
+from ..model import Block, Section
 from ..templates import Template
 from .markup import LayoutError, layout_problems, slot_contexts, wrappers
 from .presets import MEMORY_SLOT, PRESETS, SECTION_SLOTS, Preset, define_presets

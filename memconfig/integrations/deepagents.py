@@ -49,16 +49,15 @@ from ..config import Config, load_config
 from ..config.schema import CacheControlConfig, SourceConfig
 from ..drive import Flow, arun, run
 from ..exceptions import ConfigError, SourceError
-from ..failures import SkipReason
 from ..format import TemplateFormatter
 from ..format.formatter import BlockSizes
 from ..format.markup import enclosing
 from ..load.backend import BackendLoader, BackendResult
-from ..model import Lazy, Section, SourceRecord, Status
+from ..model import Block, Lazy, Section, SkipReason, Snapshot, SourceRecord, Status
 from ..pipeline import Pipeline
 from ..sources import Source
 from ..sources.redact import Redactor, url_secrets
-from ..stages import Block, Closing, Snapshot, StateCache
+from ..stages import Closing, StateCache
 from ..wiring import Stages, build_stages
 from ._agent import AsyncHandler, Handler, changes, held
 

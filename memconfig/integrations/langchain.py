@@ -53,8 +53,8 @@ from ._agent import AsyncHandler, Handler, changes, held
 if TYPE_CHECKING:
     from langgraph.runtime import Runtime
 
+    from ..model import Render
     from ..process import Placed
-    from ..render import Render
     from ..stages import Loader, Processor
 
 __all__ = ["MemconfigMiddleware"]

@@ -26,8 +26,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..drive import Either, Flow, run
-from ..failures import SkipReason
-from ..stages import LoadRequest, LoadResult
+from ..model import LoadRequest, LoadResult, SkipReason, Status
 
 __all__ = ["BACKEND_ERRORS", "BackendLoader", "BackendResult"]
 
@@ -158,7 +157,7 @@ class BackendLoader:
         place = "backend:" + source.url
         if sha256 == request.sha256:
             ms = _ms(started)
-            return LoadResult(source, "unchanged", sha256=sha256, fingerprint=sha256, duration_ms=ms, place=place)
+            return LoadResult(source, Status.UNCHANGED, sha256=sha256, fingerprint=sha256, duration_ms=ms, place=place)
         try:
             text = data.decode(self.encoding)
         except UnicodeDecodeError as exc:
@@ -172,7 +171,9 @@ class BackendLoader:
             return _skipped(request, SkipReason.BINARY, detail, started)
         # A backend gives no version stamp: the content hash is the fingerprint a revalidation compares.
         ms = _ms(started)
-        return LoadResult(source, "loaded", text, None, "", len(data), sha256, sha256, ms, read_at=started, place=place)
+        return LoadResult(
+            source, Status.LOADED, text, None, "", len(data), sha256, sha256, ms, read_at=started, place=place
+        )
 
 
 def _skipped(
@@ -187,7 +188,7 @@ def _skipped(
 ) -> BackendResult:
     return BackendResult(
         source=request.source,
-        status="skipped",
+        status=Status.SKIPPED,
         reason=reason,
         detail=detail,
         duration_ms=_ms(started),

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import fsspec
 
-from ..failures import SkipReason
+from ..model import SkipReason
 from ..sources.hosts import HTTP, host_allowed, shown_host
 from ..sources.urls import LOCAL, chain, local_path_in, static_prefix
 

@@ -7,7 +7,7 @@ import datetime
 import email.utils
 import errno
 
-from ..failures import SkipReason
+from ..model import SkipReason
 from ..sources.hosts import HostNotAllowed
 
 __all__ = ["classify", "retry_after"]

@@ -1,7 +1,7 @@
 """The loader stage: reads sources through fsspec, concurrently, never raising.
 
 Every request ends in results, never in an exception: a source that cannot be
-read becomes a ``skipped`` result with a :class:`~memconfig.failures.SkipReason`.
+read becomes a ``skipped`` result with a :class:`~memconfig.model.SkipReason`.
 Local and in-memory files are read inline in the caller's thread (a thread hop
 costs more than the read); every other source runs as one coroutine on
 fsspec's I/O loop — async filesystems (HTTP, S3) natively, sync ones (zip,
@@ -37,9 +37,9 @@ from fsspec.implementations.local import LocalFileSystem
 from .. import events
 from ..drive import Blocking, Flow, run
 from ..expand import EXPANDERS, Expander
-from ..failures import SkipReason
+from ..model import LoadRequest, LoadResult, LocalCheck, SkipReason, Status
 from ..sources.urls import chain, local_path_in
-from ..stages import LoadRequest, LoadResult, LocalCheck, token_of
+from ..stages import token_of
 from .confinement import Confinement
 from .errors import classify, retry_after
 from .files import file_place, irregular_kind
@@ -59,6 +59,7 @@ __all__ = ["FsspecLoader", "ReadSettings", "local_fingerprint"]
 
 _NO_LOADERS: Mapping[str, Loader] = MappingProxyType({})
 _NO_ROUTES: Mapping[int, str] = MappingProxyType({})
+
 
 @dataclass(frozen=True, slots=True)
 class ReadSettings:
@@ -566,7 +567,9 @@ class FsspecLoader:
                 raise _Skip(SkipReason.EMPTY, "nothing left once comments and whitespace are removed")
         except _Skip as skip:  # the fingerprint lets a cache see next time that the file has not changed
             return _skipped(source, skip.reason, skip.detail, started, fatal=skip.fatal, fingerprint=known)
-        return LoadResult(source, "loaded", text, None, "", len(data), sha256, known, _ms(started), read_at=read_at)
+        return LoadResult(
+            source, Status.LOADED, text, None, "", len(data), sha256, known, _ms(started), read_at=read_at
+        )
 
     def _failure(self, source: Source, exc: BaseException, started: float, is_dir: bool = False) -> LoadResult:
         if isinstance(exc, _Skip):
@@ -611,6 +614,8 @@ def _is_directory(source: Source, exc: BaseException) -> bool:
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 _STEADY_ATTEMPTS = 3
+
+
 def _not_regular(source: Source, info: os.stat_result, started: float) -> LoadResult:
     """A path that is not a regular file; its fingerprint lets a revalidation see it is still the same."""
     kind = irregular_kind(info.st_mode)
@@ -674,7 +679,7 @@ def _parsed(check: LocalCheck) -> _Version:
 def _unchanged(request: LoadRequest, known: str | None, started: float, sha256: str | None = None) -> LoadResult:
     return LoadResult(
         source=request.source,
-        status="unchanged",
+        status=Status.UNCHANGED,
         sha256=sha256 or request.sha256,
         fingerprint=known,
         duration_ms=_ms(started),
@@ -693,7 +698,7 @@ def _skipped(
 ) -> LoadResult:
     return LoadResult(
         source=source,
-        status="skipped",
+        status=Status.SKIPPED,
         reason=reason,
         detail=detail,
         fingerprint=fingerprint,

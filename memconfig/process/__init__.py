@@ -1,10 +1,14 @@
-"""Processors: the steps between the cache and the formatter, sections in, sections out."""
+"""Processors: the steps between the cache and the formatter, sections in, sections out.
 
+What a processor says it did (:class:`Drop`, :class:`Note`, :class:`Processed`)
+lives in :mod:`memconfig.model`; it is exported here too, beside the processors.
+"""
+
+from ..model import Drop, Note, Processed
 from .chain import BUILT_IN, Placed, ProcessorChain, Rule
 from .cleaning import Cleaning, StripBOM, StripHTMLComments
 from .escaping import EscapeClosingTags
 from .frontmatter import StripFrontmatter, StripFrontmatterOf
-from .records import Drop, Note, Processed
 from .text import TextStep
 
 __all__ = [

@@ -38,11 +38,9 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..closing import ClosingTags
 from ..exceptions import BudgetExceeded, ConfigError, Problem
-from ..failures import SkipReason
-from ..render import Section
-from ..stages import Block, Processor
+from ..model import Block, Note, Processed, Section, SkipReason
+from ..stages import Processor
 from ..templates import MARKER_SLOTS, Template, TemplateError
-from .records import Note, Processed
 from .tokens import CHARACTERS, Counter, token_counter
 
 if TYPE_CHECKING:

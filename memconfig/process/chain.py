@@ -10,11 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from ..failures import SkipReason
 from ..held import Held
-from ..render import Section
+from ..model import NO_REASONS, Drop, Note, Processed, Section, SkipReason
 from ..stages import PathsProcessor, Processor
-from .records import NO_REASONS, Drop, Note, Processed
 from .text import TextStep
 
 __all__ = ["BUILT_IN", "Placed", "ProcessorChain", "Rule", "ordered"]
@@ -103,8 +101,6 @@ def ordered(built_in: Sequence[Rule], users: Sequence[Processor | Rule | Placed]
 
 def _name_of(processor: Processor) -> str:
     return type(processor).__name__
-
-
 
 
 class ProcessorChain:

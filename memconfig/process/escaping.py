@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 
 from ..closing import ClosingTags
 from ..held import Held
-from ..render import Section
-from .records import Note, Processed
+from ..model import Note, Processed, Section
 
 __all__ = ["EscapeClosingTags"]
+
 
 @dataclass(frozen=True)
 class EscapeClosingTags:

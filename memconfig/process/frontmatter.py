@@ -22,7 +22,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ..render import Section
+from ..model import Section
 from .text import TextStep
 
 __all__ = ["Frontmatter", "StripFrontmatter", "StripFrontmatterOf", "split_frontmatter", "strip_frontmatter"]

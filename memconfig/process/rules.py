@@ -49,11 +49,9 @@ from typing import Any
 
 import yaml
 
-from ..failures import SkipReason
-from ..render import Section
+from ..model import Note, Processed, Section, SkipReason
 from ..safe_yaml import safe_compose, safe_load
 from .frontmatter import split_frontmatter
-from .records import Note, Processed
 
 __all__ = [
     "RULES_MODES",
@@ -329,7 +327,7 @@ class ApplyRules:
     def _project_root(self, section: Section) -> str | None:
         """The project root of a local rule file: its nearest ancestor holding a marker (``.git``), or ``None``."""
         from ..expand.discover import project_root
-        from ..sources.specs import ROOT_MARKERS
+        from ..model import ROOT_MARKERS
         from ..sources.urls import local_path
 
         url = local_path(section.url or "")

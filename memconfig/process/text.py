@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Self
 
-from ..render import Section
+from ..model import Section
 
 __all__ = ["TextStep"]
 

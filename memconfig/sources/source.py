@@ -17,9 +17,9 @@ import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
 from ..interpolation import expand_vars_traced
+from ..model.sources import DiscoverSpec, ImportRef, ImportSettings
 from .options import options_for
 from .redact import Redactor, is_secret_key, url_secrets, userinfo_spans
-from .specs import DiscoverSpec, ImportRef, ImportSettings
 from .urls import IN_PROCESS, absolute, chain, local_resolver, match_key
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from support.servers import WebServer
 from support.trees import write_atomically as _write
 
 from memconfig import Loader, LoadRequest, LoadResult, Pipeline, SourceError
-from memconfig.stages import LocalCheck
+from memconfig.model import LocalCheck
 
 HANG = 20.0  # seconds a thread waits for another: only a hang takes this long; nothing is timed
 

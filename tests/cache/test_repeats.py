@@ -107,7 +107,7 @@ class HashFingerprintLoader:
     def load(self, requests: Any) -> list[Any]:
         import hashlib
 
-        from memconfig.stages import LoadResult
+        from memconfig.model import LoadResult
 
         out = []
         for request in requests:

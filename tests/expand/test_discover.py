@@ -16,8 +16,8 @@ from support.trees import write as _write
 from memconfig import ConfigError, Pipeline
 from memconfig.expand import EXPANDERS
 from memconfig.expand.discover import walk
+from memconfig.model import DiscoverSpec
 from memconfig.sources import build_sources
-from memconfig.sources.specs import DiscoverSpec
 
 
 def _pipeline(discover: dict[str, Any], base: Path, **more: Any) -> Pipeline:

@@ -1,18 +1,19 @@
-"""What a declared source asks of its expansion: a discovery's search, how its ``@path`` imports are followed.
+"""A source as declared: what it asks of its expansion, what makes a child an import, where its changes show.
 
 Records made from the config when the sources are built
 (:func:`~memconfig.sources.build_sources`) and read by the expanders
-(:mod:`memconfig.expand.discover`, :mod:`memconfig.expand.imports`); kept
-here, apart from both, so a :class:`~memconfig.sources.Source` can carry them
+(:mod:`memconfig.expand.discover`, :mod:`memconfig.expand.imports`) and the
+watcher; a leaf, so a :class:`~memconfig.sources.Source` can carry them
 without importing an expander.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
-__all__ = ["ROOT_MARKERS", "DiscoverSpec", "ImportRef", "ImportSettings", "Markers"]
+__all__ = ["ROOT_MARKERS", "DiscoverSpec", "ImportRef", "ImportSettings", "Markers", "Spot"]
 
 #: What makes a folder a project root when nothing says otherwise: discoveries, imports and rules alike.
 ROOT_MARKERS: tuple[str, ...] = (".git",)
@@ -94,3 +95,25 @@ class ImportRef:
     depth: int
     chain: tuple[str, ...]
     root: str
+
+
+class Spot(NamedTuple):
+    """A place whose change makes a declared source due: a file, a folder's entries, a whole tree, or the cwd.
+
+    A ``"cwd"`` spot is not watched on disk: the source is due when
+    ``os.getcwd()`` is no longer *path* (a discovery from the working
+    directory), asked once per render.
+
+    *accepts*, for a folder or a tree, tells which of the changed paths in it
+    count (``None``: every one). Without it, anything written there — the
+    ``--log-file``, the output of ``render -o``, an editor's swap file — would
+    make the source due, and a render that writes there would render again
+    without end. It is called on the watcher's thread with a changed path
+    (normalised, absolute), never on a render, and may ``stat`` it: a removed
+    path is gone. Give a value with equality (a frozen dataclass), not a fresh
+    ``lambda``: spots are compared to tell whether the watching changed.
+    """
+
+    path: str
+    kind: str  # "file", "folder" (its direct entries), "tree" (everything below it) or "cwd" (see above)
+    accepts: Callable[[str], bool] | None = None

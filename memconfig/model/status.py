@@ -1,0 +1,100 @@
+"""Where a source stands after a load pass or a render, why one is out of the prompt, and a failure: the one vocabulary.
+
+Every record, event and report says ``loaded``, ``skipped``, ``not_found`` …
+through these enums; as ``str`` subclasses they are written as their values.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+__all__ = ["Failure", "SkipReason", "Status"]
+
+
+class Status(enum.StrEnum):
+    """Where a source stands after a load pass or a render: the one vocabulary of every record and event.
+
+    A ``str`` subclass, as :class:`SkipReason` is: ``Status.LOADED == "loaded"``.
+    """
+
+    LOADED = "loaded"
+    """Read, and its content is in the prompt."""
+    UNCHANGED = "unchanged"
+    """A load pass found it as it was: the copy kept is still current (a render's record says ``loaded``)."""
+    SKIPPED = "skipped"
+    """Not in the prompt; its record's ``reason`` says why."""
+    STALE = "stale"
+    """A refresh failed; the last good copy is in the prompt."""
+
+    @property
+    def in_prompt(self) -> bool:
+        """Whether a source with this status has content in the prompt."""
+        return self is not Status.SKIPPED
+
+
+class SkipReason(enum.StrEnum):
+    """Why a source is left out of the prompt: the fixed vocabulary of ``source_skipped``.
+
+    A ``str`` subclass: a reason compares equal to its value (``"not_found"``)
+    and is written as that value in every log line.
+    """
+
+    NOT_FOUND = "not_found"
+    IS_DIRECTORY = "is_directory"
+    PERMISSION_DENIED = "permission_denied"
+    DECODE_ERROR = "decode_error"
+    TOO_LARGE = "too_large"
+    EMPTY = "empty"
+    TIMEOUT = "timeout"
+    REMOTE_ERROR = "remote_error"
+    ERROR = "error"
+    DROPPED = "dropped"
+    """Taken out by a processor."""
+    BINARY = "binary"
+    """Holds NUL bytes: not text."""
+    NOT_REGULAR_FILE = "not_regular_file"
+    """A FIFO, socket or device: never opened for reading (it could block or never end)."""
+    SYMLINK_LOOP = "symlink_loop"
+    CHANGED_DURING_READ = "changed_during_read"
+    """Kept changing while it was read: no consistent copy could be had."""
+    DUPLICATE = "duplicate"
+    """The same file as an earlier source; it goes in once, at the first position."""
+    OUTSIDE_ROOT = "outside_root"
+    """A local file outside ``loader.allowed_roots`` (symlinks resolved), or an import outside the project root."""
+    IMPORT_CYCLE = "import_cycle"
+    """An ``@path`` import of a file already on the current import chain."""
+    IMPORT_DEPTH = "import_depth"
+    """An ``@path`` import in a file at ``imports.max_depth``: left as text."""
+    PROTOCOL_NOT_ALLOWED = "protocol_not_allowed"
+    """A protocol not in ``loader.allowed_protocols``."""
+    HOST_NOT_ALLOWED = "host_not_allowed"
+    """A host (or a redirect's target) not in ``loader.allowed_hosts``."""
+    OVER_BUDGET = "over_budget"
+    """Left out by a budget: ``formatter.budget`` (or the source's own limit) had no room for any of it."""
+    NOT_APPLICABLE = "not_applicable"
+    """A rule file (``rules: frontmatter``) whose frontmatter does not apply to this render's paths in play."""
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """A source that had to be in the prompt and is not: which (its key and its name), why, and the detail."""
+
+    source: str
+    reason: SkipReason
+    detail: str = ""
+    name: str = ""
+    """The source's name, where the config gave one; empty: its key is its name."""
+    url: str = ""
+    """Where it is read from, credentials masked."""
+
+    @property
+    def label(self) -> str:
+        """How messages name the source: by the name the user gave, the URL beside it (else the key alone)."""
+        if self.name and self.name != self.source:
+            return f"{self.name!r} ({self.url or self.source})"
+        return repr(self.source)
+
+    def __str__(self) -> str:
+        text = f"{self.label}: {self.reason}"
+        return f"{text} ({self.detail})" if self.detail else text
