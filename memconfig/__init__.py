@@ -9,7 +9,19 @@ from .exceptions import BudgetExceeded, ConfigError, MemconfigError, Problem, So
 from .expand import EXPANDERS, Expander
 from .format import TemplateFormatter
 from .load import FsspecLoader
-from .model import Block, Failure, LoadRequest, LoadResult, Render, Section, SkipReason, Snapshot, SourceRecord, Status
+from .model import (
+    Block,
+    Failure,
+    LoadRequest,
+    LoadResult,
+    Render,
+    RenderCounts,
+    Section,
+    SkipReason,
+    Snapshot,
+    SourceRecord,
+    Status,
+)
 from .pipeline import Pipeline
 from .registry import LOADERS, PROCESSORS, register
 from .sources import Source
@@ -43,6 +55,7 @@ __all__ = [
     "Problem",
     "Processor",
     "Render",
+    "RenderCounts",
     "Section",
     "SkipReason",
     "Snapshot",

@@ -7,8 +7,7 @@ import os
 import time
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
-from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import events
 from .append import TextAppender, appender_for
@@ -16,7 +15,20 @@ from .config import Config, load_config
 from .drive import Flow, arun, run
 from .exceptions import BudgetExceeded, SourceError
 from .held import Held
-from .model import Drop, Failure, Lazy, LoadResult, Note, Render, Section, SkipReason, Snapshot, SourceRecord, Status
+from .model import (
+    Drop,
+    Failure,
+    Lazy,
+    LoadResult,
+    Note,
+    Render,
+    RenderCounts,
+    Section,
+    SkipReason,
+    Snapshot,
+    SourceRecord,
+    Status,
+)
 from .process import ProcessorChain
 from .process.chain import Placed, Rule
 from .stages import Appender, Closing, Formatter, Loader, LoaderCapabilities, Processor, StateCache
@@ -30,7 +42,6 @@ __all__ = ["Pipeline"]
 Paths = str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None
 """The paths in play a render is given: one, several, or none."""
 
-_View = tuple[str, str, Lazy[tuple[SourceRecord, ...]], tuple[Drop, ...], tuple[Note, ...]]
 """A snapshot processed and formatted: the block, its sha256, the records, the sections taken out, the notes."""
 _CACHE_COUNTS = ("cache_hits", "revalidated", "refreshed", "stale", "loaded", "skipped")
 _MEMO = 8  # distinct blocks kept: enough for states that differ, small enough to stay flat under churn
@@ -217,12 +228,12 @@ class Pipeline:
             counts = outcome.counts
             _log_failure(snapshot.failures, counts["sources_loaded"], counts["sources_skipped"], started)
             raise SourceError(snapshot.failures)
-        text, sha256, records, _, _ = outcome.view
+        view = outcome.view
         if not outcome.memo:  # a block made now: what it holds, once, before the prompt_built naming it
-            events.prompt_manifest(self._file, sha256, len(text), records(), self._manifest)
+            events.prompt_manifest(self._file, view.sha256, len(view.text), view.records(), self._manifest)
         outcome.log(_since(started))
         self._outcome = outcome.again()
-        return Render(text, sha256, render_id, records, outcome.counts, outcome.memo)
+        return Render(view.text, view.sha256, render_id, view.records, outcome.counts, outcome.memo)
 
     def _account(self, snapshot: Snapshot, paths: PathsInPlay) -> _Outcome:
         """The block for *snapshot* and *paths* (memoised by both), its counts and its ``prompt_built``."""
@@ -231,7 +242,7 @@ class Pipeline:
         memo = view is not None
         if view is None:
             view = self._view(snapshot, paths, key)
-        for drop in view[3]:  # each source that enters a state is told why it is not in the prompt
+        for drop in view.drops:  # each source that enters a state is told why it is not in the prompt
             if not memo or drop.section.source in snapshot.taken:
                 s = drop.section
                 if drop.reason is SkipReason.NOT_APPLICABLE:  # a rule that does not apply: by design, not a loss
@@ -239,21 +250,21 @@ class Pipeline:
                 else:
                     events.source_dropped(s, drop.reason, drop.processor, drop.detail)
         noted = dict.fromkeys(events.NOTE_COUNTS.values(), 0)
-        for note in view[4]:
+        for note in view.notes:
             if not memo or note.section.source in snapshot.taken:
                 events.processor_note(note)
             counted = events.NOTE_COUNTS.get(note.event)
             if counted is not None:
                 noted[counted] += 1
         stats = snapshot.stats
-        counts = {
-            **stats,
-            "sources_loaded": len(snapshot.sections) - len(view[3]),
-            "sources_skipped": stats.get("sources_skipped", 0) + len(view[3]),
-            "dropped": _dropped(view[3]),
+        counts = RenderCounts(
+            sources_loaded=len(snapshot.sections) - len(view.drops),
+            sources_skipped=stats.get("sources_skipped", 0) + len(view.drops),
+            dropped=_dropped(view.drops),
+            **{key: stats.get(key, 0) for key in _CACHE_COUNTS},
             **noted,
-        }
-        return _Outcome(snapshot, view, MappingProxyType(counts), memo, paths)
+        )
+        return _Outcome(snapshot, view, counts, memo, paths)
 
     def _view(self, snapshot: Snapshot, paths: PathsInPlay, key: str) -> _View:
         """Process and format *snapshot* for *paths*; its records are made when first asked for. Memoised by *key*."""
@@ -261,7 +272,7 @@ class Pipeline:
         block = self.formatter.format(sections)
         chars = block.chars or _chars(sections)
         records = Lazy(functools.partial(_records, snapshot.records, chars, drops, notes, self._records_held))
-        view = (block.text, block.sha256, records, tuple(drops), tuple(notes))
+        view = _View(block.text, block.sha256, records, tuple(drops), tuple(notes))
         views = self._views
         views[key] = view
         while len(views) > _MEMO:
@@ -302,28 +313,36 @@ class _Outcome:
         self,
         snapshot: Snapshot,
         view: _View,
-        counts: Mapping[str, int],
+        counts: RenderCounts,
         memo: bool,
         paths: PathsInPlay = (),
     ) -> None:
         self.snapshot, self.view, self.counts, self.memo, self.paths = snapshot, view, counts, memo, paths
-        text, sha256, _, drops, _ = view
-        dropped = _dropped(drops)
         fields = {
-            "sources_loaded": counts["sources_loaded"],
-            "sources_skipped": counts["sources_skipped"],
-            "chars": len(text),
-            "sha256": sha256,
+            "sources_loaded": counts.sources_loaded,
+            "sources_skipped": counts.sources_skipped,
+            "chars": len(view.text),
+            "sha256": view.sha256,
             "memo": memo,
-            **{key: counts.get(key, 0) for key in _CACHE_COUNTS},
-            "dropped": dropped,
-            **{key: counts.get(key, 0) for key in events.NOTE_COUNTS.values()},
+            **{key: counts[key] for key in _CACHE_COUNTS},
+            "dropped": counts.dropped,
+            **{key: counts[key] for key in events.NOTE_COUNTS.values()},
         }
         self.log = events.BuiltLine(fields)
 
     def again(self) -> _Outcome:
         """The outcome of rendering the same snapshot again: the same, from the memo."""
         return self if self.memo else _Outcome(self.snapshot, self.view, self.counts, True, self.paths)
+
+
+class _View(NamedTuple):
+    """A snapshot processed and formatted for some paths in play: memoised by both."""
+
+    text: str
+    sha256: str
+    records: Lazy[tuple[SourceRecord, ...]]
+    drops: tuple[Drop, ...]
+    notes: tuple[Note, ...]
 
 
 def _dropped(drops: Sequence[Drop]) -> int:

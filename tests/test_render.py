@@ -110,13 +110,17 @@ def test_skipped_record_carries_a_skip_reason(project: Path) -> None:
 
 
 def test_counts_hold_every_key_of_prompt_built(project: Path) -> None:
-    """`counts` has the eleven counts, equal to those logged in `prompt_built`, and is read-only."""
+    """`counts` has the eleven counts, equal to those logged in `prompt_built`, as fields and keys; read-only."""
     with capture_logs() as logs:
         render = _pipeline(project, ["a.md", "missing.md", {"glob": "rules/*.md"}]).build({})
     assert set(render.counts) == COUNTS
     [built] = [e for e in logs if e["event"] == "prompt_built"]
     assert {k: built[k] for k in COUNTS} == dict(render.counts)
     assert (render.counts["sources_loaded"], render.counts["sources_skipped"]) == (3, 1)
+    assert (render.counts.sources_loaded, render.counts.loaded) == (3, 3)  # typed: a RenderCounts
+    assert render.counts == {**dict.fromkeys(COUNTS, 0), **{k: built[k] for k in COUNTS}}
+    with pytest.raises(KeyError):
+        render.counts["sha256"]
     with pytest.raises(TypeError):
         render.counts["loaded"] = 0  # type: ignore[index]
 

@@ -16,7 +16,7 @@ the imports expander) import the leaf they need (``model.status``,
 """
 
 from .load import LoadRequest, LoadResult, LocalCheck
-from .render import Block, Lazy, Render, Snapshot, SourceRecord
+from .render import Block, Lazy, Render, RenderCounts, Snapshot, SourceRecord
 from .sections import NO_REASONS, Drop, Note, Processed, Section
 from .sources import ROOT_MARKERS, DiscoverSpec, ImportRef, ImportSettings, Markers, Spot
 from .status import Failure, SkipReason, Status
@@ -38,6 +38,7 @@ __all__ = [
     "Note",
     "Processed",
     "Render",
+    "RenderCounts",
     "Section",
     "SkipReason",
     "Snapshot",

@@ -8,9 +8,8 @@ A :class:`Snapshot` (the cache's consistent set of contents) becomes a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Generic, NamedTuple, TypeVar
 
 from .load import LoadResult
@@ -108,6 +107,48 @@ class Block:
     chars: Mapping[str, int] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class RenderCounts(Mapping[str, int]):
+    """What a render counted, as logged in its ``prompt_built``; read as a mapping too (``counts["loaded"]``).
+
+    Attributes:
+        sources_loaded: sections in the block.
+        sources_skipped: sources out of it (left out by the cache, or taken out by a processor).
+        cache_hits: files in the block as the state held them.
+        revalidated: sources checked against their known version.
+        refreshed, stale, loaded, skipped: files this render read anew, kept from before a
+            failure, put in for the first time, and found out of the prompt.
+        dropped: sections processors took out (a rule that does not apply is none).
+        truncated, escaped: sections a budget cut, and whose closing tags were escaped.
+    """
+
+    sources_loaded: int = 0
+    sources_skipped: int = 0
+    cache_hits: int = 0
+    revalidated: int = 0
+    refreshed: int = 0
+    stale: int = 0
+    loaded: int = 0
+    skipped: int = 0
+    dropped: int = 0
+    truncated: int = 0
+    escaped: int = 0
+
+    def __getitem__(self, key: str) -> int:
+        if key not in _COUNT_NAMES:
+            raise KeyError(key)
+        return int(getattr(self, key))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_COUNT_NAMES)
+
+    def __len__(self) -> int:
+        return len(_COUNT_NAMES)
+
+
+_COUNT_NAMES: tuple[str, ...] = tuple(RenderCounts.__dataclass_fields__)
+
+
 @dataclass(frozen=True, slots=True)
 class Render:
     """The result of one render: the memory block and an account of every source.
@@ -116,9 +157,7 @@ class Render:
         text: the memory block.
         sha256: the SHA-256 of *text* as UTF-8, for prompt-cache keys.
         render_id: the id every event of this render carries.
-        counts: the counts logged in ``prompt_built`` (``sources_loaded``, ``sources_skipped``,
-            ``cache_hits``, ``revalidated``, ``refreshed``, ``stale``, ``loaded``, ``skipped``, ``dropped``,
-            ``truncated``, ``escaped``).
+        counts: the counts logged in ``prompt_built`` (:class:`RenderCounts`).
         memo: the block was served from the memo (no processing, no formatting).
     """
 
@@ -126,7 +165,7 @@ class Render:
     sha256: str
     render_id: str
     _records: Lazy[tuple[SourceRecord, ...]] = field(default_factory=lambda: Lazy(tuple), repr=False, compare=False)
-    counts: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    counts: RenderCounts = field(default_factory=RenderCounts)
     memo: bool = False
 
     @property
