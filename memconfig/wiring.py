@@ -5,8 +5,8 @@ middleware (through it) and the deepagents drop-in all build their stages
 here, so this is the only caller of the stages' ``from_config``. The
 processors form a named chain (:mod:`memconfig.process.chain`): the built-in
 rules in a fixed order, the config's named ones (``processors:``) and
-the caller's own after ``escaping`` (or :class:`~memconfig.process.Placed` by
-name), the budgets last.
+the caller's own after ``escaping`` unless placed by name (``before:`` /
+``after:``, or :class:`~memconfig.process.Placed`), the budgets last.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from .stages import Appender, Formatter, Loader, Processor, StateCache, token_of
 
 if TYPE_CHECKING:
     from .config import Config
+    from .config.schema import ProcessorConfig
     from .sources import Source
 
 __all__ = ["BlockFormatter", "Stages", "build_stages"]
@@ -76,7 +77,8 @@ def build_stages(
     Args:
         processors: the caller's own processors: after the built-in cleaning and escaping
             and the processors the config names (``processors:``, each under its registered
-            name), before the budgets, unless :class:`~memconfig.process.Placed` by name.
+            name), before the budgets, unless :class:`~memconfig.process.Placed` by name
+            (as a config's own are by ``before:`` / ``after:``).
         loader: instead of the fsspec one; its ``token`` (if it has one; else its class) is
             part of what states are made for.
         sources: instead of the config's, built (the drop-in's paths, handed to a backend as given).
@@ -103,7 +105,7 @@ def build_stages(
     if on("budgets"):
         rules += [Rule("budgets", step) for step in budget_processors(config, laid_out, built)]
     steps = named_processors(config.processors)
-    named = [Rule(chosen.name, step) for chosen, step in zip(config.processors, steps, strict=True)]
+    named = [_named_rule(chosen, step) for chosen, step in zip(config.processors, steps, strict=True)]
     chain = tuple(ordered(rules, [*named, *processors]))
     if loader is None:
         loader = FsspecLoader.from_config(
@@ -120,6 +122,13 @@ def build_stages(
     if appender is None:
         appender = appender_for(config.appender.format, config)
     return Stages(built, layout, laid_out, chain, loader, cache, appender)
+
+
+def _named_rule(chosen: ProcessorConfig, processor: Processor) -> Rule | Placed:
+    """A config's processor under its registered name: at its ``before:`` / ``after:`` rule, else the users' spot."""
+    if chosen.before is None and chosen.after is None:
+        return Rule(chosen.name, processor)
+    return Placed(processor, before=chosen.before, after=chosen.after, name=chosen.name)
 
 
 def _rules(sources: Sequence[Source], root: str | os.PathLike[str]) -> list[Processor]:

@@ -16,10 +16,11 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import fsspec
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -50,6 +51,7 @@ from ..format.presets import (
     with_preset_defaults,
 )
 from ..interpolation import expand_vars
+from ..process.builtin_rules import BUILT_IN, unknown_rule
 from ..registry import APPENDERS, appenders, expanders, processors
 from ..sources.redact import Redactor, mask, redact_options, redact_url, variable_secrets
 from ..templates import MARKER_SLOTS, Template
@@ -396,6 +398,16 @@ class TokensConfig(_Model):
     """A local ``.tiktoken`` file with the encoding's ranks: nothing is ever downloaded."""
 
 
+def _built_in_rule(name: str) -> str:
+    if name not in BUILT_IN:
+        raise ValueError(unknown_rule(name))
+    return name
+
+
+RuleName = Annotated[str, AfterValidator(_built_in_rule)]
+"""The name of a built-in rule of the processor chain (:data:`~memconfig.process.BUILT_IN`)."""
+
+
 class _LayoutFields(_Model):
     """The fields of a :class:`~memconfig.format.presets.Preset` a config may replace (``None``: the base's)."""
 
@@ -514,12 +526,18 @@ class ProcessorConfig(_Model):
     """A registered processor (:data:`memconfig.registry.PROCESSORS`) by name, built from its options.
 
     The listed processors run after the built-in cleaning and escaping and
-    before the budgets, in the order given; a bare name is a processor with no options.
+    before the budgets, in the order given, unless placed ``before:`` or
+    ``after:`` a built-in rule by its name (:data:`~memconfig.process.BUILT_IN`);
+    a bare name is a processor with no options.
     """
 
     name: str
     options: dict[str, Any] = Field(default_factory=_empty_dict)
     """Handed to the processor's ``from_config``."""
+    before: RuleName | None = None
+    """Run just before this built-in rule (``budgets``, ``html_comments`` …)."""
+    after: RuleName | None = None
+    """Run just after this built-in rule."""
 
     @model_validator(mode="before")
     @classmethod
@@ -532,6 +550,12 @@ class ProcessorConfig(_Model):
         if processors.get(value) is None:
             raise ValueError(processors.unknown(value))
         return value
+
+    @model_validator(mode="after")
+    def _one_place(self) -> ProcessorConfig:
+        if self.before is not None and self.after is not None:
+            raise ValueError("give 'before' or 'after', not both")
+        return self
 
 
 class LoggingConfig(_Model):

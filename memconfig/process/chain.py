@@ -13,17 +13,11 @@ from typing import NamedTuple
 from ..held import Held
 from ..model import NO_REASONS, Drop, Note, Processed, Section, SkipReason
 from ..stages import PathsProcessor, Processor
+from .builtin_rules import BUILT_IN, unknown_rule
 from .text import TextStep
 
 __all__ = ["BUILT_IN", "Placed", "ProcessorChain", "Rule", "ordered"]
 
-BUILT_IN: tuple[str, ...] = ("rules", "bom", "frontmatter", "html_comments", "escaping", "budgets")
-"""The built-in rules' names, in the order they run.
-
-``rules`` first: it reads the frontmatter that ``frontmatter`` strips;
-``budgets`` last: they weigh what goes into the block. A config has only the
-ones it asks for; a name here is a place in the order either way.
-"""
 _USERS = BUILT_IN.index("escaping")  # a user's processor goes after this one unless placed
 
 
@@ -55,7 +49,7 @@ class Placed:
             raise ValueError("Placed: give exactly one of before= or after=")
         anchor = before if before is not None else after
         if anchor not in BUILT_IN:
-            raise ValueError(f"Placed: {anchor!r} is no built-in rule; the rules are {', '.join(BUILT_IN)}")
+            raise ValueError(f"Placed: {unknown_rule(anchor)}")
         self.processor, self.before, self.after, self.name = processor, before, after, name
 
     def __repr__(self) -> str:
@@ -87,7 +81,7 @@ def ordered(built_in: Sequence[Rule], users: Sequence[Processor | Rule | Placed]
     keyed: list[tuple[tuple[int, int, int], Rule]] = []
     for rule in built_in:
         if rule.name not in BUILT_IN:
-            raise ValueError(f"{rule.name!r} is no built-in rule; the rules are {', '.join(BUILT_IN)}")
+            raise ValueError(unknown_rule(rule.name))
         keyed.append(((BUILT_IN.index(rule.name), 0, len(keyed)), rule))
     for user in users:
         if isinstance(user, Placed):

@@ -66,6 +66,21 @@ def test_minimal_config_has_documented_defaults(write_config: WriteConfig, tmp_p
     assert config.template_text is None
 
 
+def test_processors_are_placed_by_a_rules_name(write_config: WriteConfig) -> None:
+    """`processors:` entries read `before:` / `after:` (a bare name is neither)."""
+    text = (
+        "version: 1\n"
+        "processors: [strip_bom, {name: strip_html_comments, after: frontmatter}, {name: strip_bom, before: budgets}]\n"
+    )
+    config = load_config(write_config(text))
+
+    assert [(p.name, p.before, p.after) for p in config.processors] == [
+        ("strip_bom", None, None),
+        ("strip_html_comments", None, "frontmatter"),
+        ("strip_bom", "budgets", None),
+    ]
+
+
 def test_string_and_mapping_sources(write_config: WriteConfig) -> None:
     """A source is a URL string or a mapping; ``name`` defaults to the URL as written, ``required`` to false."""
     config = load_config(

@@ -11,6 +11,7 @@ import pytest
 from structlog.testing import capture_logs
 from support.pipelines import events_named as _events
 from support.pipelines import plain_pipeline
+from support.processors import Prefix
 from support.trees import write_atomically as _write
 
 from memconfig import Config, Pipeline, Processor, Section, SkipReason
@@ -36,20 +37,6 @@ class Recording:
     def __call__(self, sections: Sequence[Section]) -> Sequence[Section]:
         self.seen.append([s.text for s in sections])
         return sections
-
-
-@dataclasses.dataclass(frozen=True)
-class Prefix:
-    """Puts *prefix* before each section's text; its token names the setting."""
-
-    prefix: str
-
-    @property
-    def token(self) -> str:
-        return f"prefix:{self.prefix}"
-
-    def __call__(self, sections: Sequence[Section]) -> Sequence[Section]:
-        return [dataclasses.replace(s, text=self.prefix + s.text) for s in sections]
 
 
 class Drop:
