@@ -22,7 +22,7 @@ from .load import FsspecLoader
 from .load.protocols import protocol_loaders
 from .process import Cleaning, EscapeClosingTags
 from .process.budget import Measure, budget_processors
-from .process.chain import Placed, Rule, ordered
+from .process.chain import BUILT_IN, Placed, Rule, ordered
 from .process.named import named_processors
 from .sources import build_sources
 from .stages import Appender, Formatter, Loader, Processor, StateCache, token_of
@@ -85,7 +85,8 @@ def build_stages(
         formatter: what makes the formatter from the config's (the drop-in's template);
             the escaping and the budgets are made for the one it gives.
         cache: instead of the policy cache (a view that never reads).
-        enabled: the built-in rules that may run, by name (``None``: every one the config asks for).
+        enabled: the built-in rules that may run, by name (``None``: every one the config asks
+            for); the layout's ``disable`` leaves out more.
 
     Raises:
         ConfigError: a budget the config asks for cannot be had.
@@ -95,8 +96,9 @@ def build_stages(
         config.formatter, built, presets=config.presets, template_text=config.template_text
     )
     laid_out: BlockFormatter = layout if formatter is None else formatter(layout)
-    on = (lambda name: True) if enabled is None else enabled.__contains__
-    cleaning = Cleaning.for_layout(layout.layout, built, enabled)
+    allowed = tuple(name for name in (BUILT_IN if enabled is None else enabled) if name not in layout.layout.disable)
+    on = allowed.__contains__
+    cleaning = Cleaning.for_layout(layout.layout, built, allowed)
     rules = [Rule(name, step) for name, step in zip(cleaning.names, cleaning.steps, strict=True)]
     if on("rules"):
         rules += [Rule("rules", step) for step in _rules(built, config.base_path)]

@@ -47,6 +47,7 @@ from ..format.presets import (
     Preset,
     define_presets,
     overrides,
+    switched,
     unknown_preset,
     with_preset_defaults,
 )
@@ -423,6 +424,8 @@ class _LayoutFields(_Model):
     """Right-strip each source's content (``None``: the layout's rule; ``codex`` keeps it verbatim)."""
     strip_bom: bool | None = None
     """Remove a leading byte order mark (``None``: the layout's rule; ``codex`` keeps it)."""
+    disable: tuple[RuleName, ...] | None = None
+    """Built-in rules left out of the chain, by name (``None``: the base's; ``[]``: none)."""
 
     @field_validator("template")
     @classmethod
@@ -476,7 +479,7 @@ class FormatterConfig(_LayoutFields):
         if self.preset not in presets:
             raise ValueError(unknown_preset(self.preset, presets))
         chosen = replace(presets[self.preset], **overrides(self))
-        return chosen if template_text is None else replace(chosen, template=template_text)
+        return switched(chosen if template_text is None else replace(chosen, template=template_text))
 
 
 class CacheControlConfig(_Model):
@@ -761,7 +764,7 @@ def _layout_problems(config: Config, template_text: str | None) -> list[Problem]
     presets, _ = define_presets(config.presets)
     found: list[Problem] = []
     for name in config.presets:
-        found += [Problem(f"presets.{name}.{p.field}", p.message) for p in _unsafe(presets[name])]
+        found += [Problem(f"presets.{name}.{p.field}", p.message) for p in _unsafe(switched(presets[name]))]
     formatter = config.formatter
     own = {*overrides(formatter), *(["template"] if template_text is not None else [])}
     for p in _unsafe(formatter.layout(template_text, presets)):

@@ -11,7 +11,7 @@ override any field; names never come from an import path.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -21,10 +21,12 @@ __all__ = [
     "PRESETS",
     "PRESET_DEFAULTS",
     "SECTION_SLOTS",
+    "SWITCHES",
     "Preset",
     "PresetProblem",
     "WithDefaults",
     "define_presets",
+    "switched",
     "unknown_preset",
     "with_preset_defaults",
 ]
@@ -66,6 +68,11 @@ class Preset:
         trim: right-strip each source's content before it is laid out, so that
             sections join with exactly the separator; ``False`` keeps it byte for byte.
         strip_bom: remove a leading byte order mark (U+FEFF) from content.
+        disable: built-in rules left out of the processor chain, by name
+            (:data:`~memconfig.process.BUILT_IN`). A rule with a field of its own
+            here (:data:`SWITCHES`) is off whatever that field says. It shapes
+            the chain, not the layout: it is not in the repr the formatter's
+            token is made of (the rules' own tokens key the cache).
     """
 
     template: str
@@ -77,10 +84,21 @@ class Preset:
     escape: bool = True
     trim: bool = True
     strip_bom: bool = True
+    disable: tuple[str, ...] = field(default=(), repr=False)
 
 
 #: The fields a preset (or a formatter config) may set.
 FIELDS = tuple(f.name for f in fields(Preset))
+
+#: The built-in rules a layout switches on and off with a field of its own: ``disable`` naming one turns it off.
+SWITCHES: Mapping[str, str] = MappingProxyType(
+    {
+        "bom": "strip_bom",
+        "frontmatter": "strip_frontmatter",
+        "html_comments": "strip_html_comments",
+        "escaping": "escape",
+    }
+)
 
 #: Codex's project docs (codex-rs/core/src/agents_md.rs): per folder from the git root down to the working
 #: folder the first of AGENTS.override.md, AGENTS.md (then the fallback names: add them to ``names``), joined
@@ -275,6 +293,16 @@ def define_presets(defined: Mapping[str, Any]) -> tuple[Mapping[str, Preset], li
 def overrides(spec: object) -> dict[str, Any]:
     """The :class:`Preset` fields *spec* sets (those that are not ``None``)."""
     return {name: value for name in FIELDS if (value := getattr(spec, name, None)) is not None}
+
+
+def switched(preset: Preset) -> Preset:
+    """*preset* as it is used: each rule its ``disable`` names has its field (:data:`SWITCHES`) off.
+
+    Applied to the layout in use, not to each preset it extends, so that a
+    ``disable`` set further down (``disable: []``) brings back what one above turned off.
+    """
+    off: dict[str, Any] = {SWITCHES[name]: False for name in preset.disable if name in SWITCHES}
+    return replace(preset, **off) if off else preset
 
 
 #: What a config choosing a built-in preset (or one of its own that extends it) gets for whatever it does not

@@ -1,8 +1,8 @@
 """The built-in rules' names, in the order they run: a leaf, so a config can be checked against them.
 
 The processor chain (:mod:`memconfig.process.chain`) keeps its order by these
-names; the config's schema checks a processor's ``before:`` / ``after:``
-against them without importing the chain.
+names; the config's schema checks a processor's ``before:`` / ``after:`` and a
+layout's ``disable:`` against them without importing the chain.
 """
 
 from __future__ import annotations

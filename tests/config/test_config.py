@@ -66,11 +66,12 @@ def test_minimal_config_has_documented_defaults(write_config: WriteConfig, tmp_p
     assert config.template_text is None
 
 
-def test_processors_are_placed_by_a_rules_name(write_config: WriteConfig) -> None:
-    """`processors:` entries read `before:` / `after:` (a bare name is neither)."""
+def test_processors_are_placed_by_a_rules_name_and_rules_are_disabled_by_name(write_config: WriteConfig) -> None:
+    """`processors:` entries read `before:` / `after:` (a bare name is neither); `disable:` is a list of rule names."""
     text = (
         "version: 1\n"
         "processors: [strip_bom, {name: strip_html_comments, after: frontmatter}, {name: strip_bom, before: budgets}]\n"
+        "formatter: {preset: xml, disable: [escaping]}\n"
     )
     config = load_config(write_config(text))
 
@@ -79,6 +80,8 @@ def test_processors_are_placed_by_a_rules_name(write_config: WriteConfig) -> Non
         ("strip_html_comments", None, "frontmatter"),
         ("strip_bom", "budgets", None),
     ]
+    layout = config.formatter.layout()
+    assert (layout.disable, layout.escape) == (("escaping",), False)
 
 
 def test_string_and_mapping_sources(write_config: WriteConfig) -> None:

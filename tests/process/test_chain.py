@@ -1,4 +1,4 @@
-"""The processor chain from YAML: a config's processor placed by a built-in rule's name."""
+"""The processor chain from YAML: a config's processor placed by a built-in rule's name; rules disabled by name."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from support.trees import write_atomically as _write
 import memconfig
 from memconfig import ConfigError, Pipeline
 from memconfig.registry import processors as registry
+from memconfig.wiring import build_stages
 
 WriteConfig = Callable[..., Path]
 
@@ -131,3 +132,78 @@ def test_a_bad_placement_is_a_config_error_at_its_key_path(
     assert problem.path == where
     assert message in problem.message
     assert caught.value.exit_code == 2
+
+
+def test_a_layout_disables_rules_by_name(write_config: WriteConfig, project: Path) -> None:
+    """`disable: [escaping, html_comments]` leaves those rules out: the comment and the closing tag stay as written."""
+    kept = _pipeline(write_config, "sources: [tagged.md]\nformatter: {preset: xml}\n")
+    off = _pipeline(
+        write_config, "sources: [tagged.md]\nformatter: {preset: xml, disable: [escaping, html_comments]}\n"
+    )
+
+    with capture_logs() as logs:
+        text = off.build().text
+
+    assert kept.processors.names == ("bom", "frontmatter", "html_comments", "escaping")
+    assert off.processors.names == ("bom", "frontmatter")
+    assert "keep <!-- editors only -->this </source> in\n</source>" in text
+    assert not _events(logs, "content_escaped")
+    with capture_logs() as logs:
+        assert "keep this <\\/source> in" in kept.build().text
+    assert [e["tags"] for e in _events(logs, "content_escaped")] == [["source"]]
+
+
+def test_disabling_a_rule_turns_its_layout_field_off(write_config: WriteConfig, project: Path) -> None:
+    """A rule disabled by name is off whatever its field says (`strip_frontmatter: true` too)."""
+    body = "sources: [tagged.md]\nformatter: {preset: markdown, strip_frontmatter: true, disable: [frontmatter]}\n"
+    pipeline = _pipeline(write_config, body)
+
+    assert pipeline.processors.names == ("bom", "html_comments")
+    assert not pipeline.formatter.layout.strip_frontmatter
+    assert pipeline.build().text.startswith("## tagged.md\n\n---\nowner: team\n---\nkeep this")
+
+
+def test_disabling_budgets_leaves_every_source_whole(write_config: WriteConfig, project: Path) -> None:
+    """`disable: [budgets]`: no budget is built, so nothing is cut and no `source_truncated` is logged."""
+    pipeline = _pipeline(
+        write_config, "sources: [{url: a.md, max_chars: 4}]\nformatter: {preset: plain, disable: [budgets]}\n"
+    )
+
+    with capture_logs() as logs:
+        assert pipeline.build().text == "one\ntwo\nthree"
+
+    assert pipeline.processors.names == ("bom",)
+    assert not _events(logs, "source_truncated")
+
+
+def test_a_preset_disables_rules_and_a_formatter_may_enable_them_again(
+    write_config: WriteConfig, project: Path
+) -> None:
+    """A preset of the config's own lists rules to disable; `disable: []` in the formatter brings them back."""
+    presets = "presets: {bare: {extends: xml, disable: [html_comments, frontmatter]}}\n"
+    bare = _pipeline(write_config, presets + "sources: [tagged.md]\nformatter: {preset: bare}\n")
+    again = _pipeline(write_config, presets + "sources: [tagged.md]\nformatter: {preset: bare, disable: []}\n")
+
+    assert bare.processors.names == ("bom", "escaping")
+    assert "---\nowner: team\n---\nkeep <!-- editors only -->this" in bare.build().text
+    assert again.processors.names == ("bom", "frontmatter", "html_comments", "escaping")
+
+
+def test_an_unknown_rule_to_disable_is_reported_at_its_index(write_config: WriteConfig, project: Path) -> None:
+    """Each name of `disable:` is checked against the built-in rules; a wrong one is named by its index."""
+    with pytest.raises(ConfigError) as caught:
+        _pipeline(write_config, "sources: [a.md]\nformatter: {disable: [bom, comments]}\n")
+
+    [problem] = caught.value.problems
+    assert problem.path == "formatter.disable[1]"
+    assert "'comments' is no built-in rule; the rules are rules, bom" in problem.message
+
+
+def test_the_callers_enabled_rules_and_the_layouts_disabled_ones_both_apply(project: Path) -> None:
+    """`build_stages(enabled=…)` keeps only the rules it names; the layout's `disable` leaves out more."""
+    config = memconfig.Config.from_mapping(
+        {"version": 1, "base_dir": str(project), "sources": ["a.md"], "formatter": {"disable": ["bom"]}}
+    )
+
+    assert [rule.name for rule in build_stages(config).rules] == ["html_comments", "escaping"]
+    assert [rule.name for rule in build_stages(config, enabled=("bom", "escaping")).rules] == ["escaping"]
