@@ -28,11 +28,14 @@ __all__ = [
     "Formatter",
     "Loader",
     "LoaderCapabilities",
+    "NoMatchExpander",
     "PathsProcessor",
     "Processor",
     "RevalidatingLoader",
     "StateCache",
+    "TakingExpander",
     "Tokened",
+    "WatchableExpander",
     "WatchedExpander",
     "token_of",
 ]
@@ -179,17 +182,34 @@ class Appender(Protocol):
 
 
 @runtime_checkable
-class WatchedExpander(Protocol):
-    """What an expander may answer besides expanding (each method optional: looked up by name).
+class WatchableExpander(Protocol):
+    """An expander that tells the ``watch`` cache policy where *source*'s children can change or appear.
 
-    ``watched`` tells the ``watch`` cache policy where *source*'s children
-    can change or appear (``None``: it cannot say; *source* is then revalidated
-    on every render). ``would_take`` tells ``render -o`` whether a file at
-    *path*, there or not yet, would be one of *source*'s children, so that the
-    output is refused before it is written rather than read by the next render.
-    Both make no more than local ``stat``/listing calls.
+    ``None``: it cannot say; *source* is then revalidated on every render.
+    Local ``stat``/listing calls only.
     """
 
     def watched(self, source: Source) -> Sequence[Spot] | None: ...
 
+
+@runtime_checkable
+class TakingExpander(Protocol):
+    """An expander that tells ``render -o`` whether a file at *path*, there or not yet, would be a child of *source*.
+
+    The output is then refused before it is written rather than read by the
+    next render. Local ``stat``/listing calls only; one that raises is taken to say no.
+    """
+
     def would_take(self, source: Source, path: str) -> bool: ...
+
+
+@runtime_checkable
+class WatchedExpander(WatchableExpander, TakingExpander, Protocol):
+    """Both optional hooks of an expander; each is a protocol of its own, asked once of it, never per call."""
+
+
+@runtime_checkable
+class NoMatchExpander(Protocol):
+    """An expander that says in its own words why a source with no child is skipped (``discovery found no file``)."""
+
+    no_match: str

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from fsspec.implementations.local import LocalFileSystem
 
 from .. import events
+from ..expand.capabilities import ExpanderTable
 from ..model import Spot
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ class Watching:
     def __init__(self, sources: Sequence[Source], expanders: Mapping[str, Any]) -> None:
         self._sources = {s.key: s for s in sources}
         self._order = {key: i for i, key in enumerate(self._sources)}
-        self._expanders = expanders
+        self._expanders = ExpanderTable(expanders)  # each expander's watched hook, asked once (when first needed)
         self._lock = threading.Condition()
         self._spots: dict[str, frozenset[Spot]] = {}
         self._unwatched: set[str] = set()  # revalidated on every render
@@ -246,7 +247,7 @@ class Watching:
         if source.expander is None:
             spots = {Spot(base, "file")}
         else:
-            hook = getattr(self._expanders.get(source.expander), "watched", None)
+            hook = self._expanders.of(source.expander).watched
             places = hook(source) if hook is not None else None
             if places is None:
                 return _REMOTE

@@ -36,6 +36,7 @@ from .. import events
 from ..cache import PolicyCache
 from ..exceptions import ConfigError
 from ..expand import EXPANDERS
+from ..expand.capabilities import ExpanderTable
 from ..sources.redact import mask
 from ..sources.urls import local_path
 
@@ -68,7 +69,10 @@ class OutputFile:
         assert isinstance(cache, PolicyCache)  # Pipeline.from_config's
         sources = cache.sources
         expanders = pipeline.capabilities.expanders or EXPANDERS
-        self._expanded = [(s, expanders.get(s.expander)) for s in sources if s.expander is not None]
+        table = ExpanderTable(expanders)
+        self._takers = [
+            (s, take) for s in sources if s.expander is not None and (take := table.of(s.expander).would_take)
+        ]
         # What the declared files are, unmasked (a record's URL is the logged one, with a ${API_TOKEN}'s value
         # masked): held here for the comparison only, never shown.
         self._declared = {s.key: p for s in sources if s.expander is None and (p := local_path(s.url)) is not None}
@@ -149,10 +153,9 @@ class OutputFile:
     def _taker(self, path: str) -> str | None:
         """The declared source whose expander would take a file at *path* (its ``would_take``), as of its last
         expansion; ``None`` if none would."""
-        for source, expander in self._expanded:
-            would_take = getattr(expander, "would_take", None)
+        for source, would_take in self._takers:
             try:
-                taken = would_take is not None and would_take(source, path)
+                taken = would_take(source, path)
             except Exception:  # it cannot say: its source cannot expand either, so reads nothing
                 taken = False  # (not a failed write: the output itself is fine)
             if taken:

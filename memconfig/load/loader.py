@@ -37,6 +37,7 @@ from fsspec.implementations.local import LocalFileSystem
 from .. import events
 from ..drive import Blocking, Flow, run
 from ..expand import EXPANDERS, Expander
+from ..expand.capabilities import ExpanderTable
 from ..model import LoadRequest, LoadResult, LocalCheck, SkipReason, Status
 from ..sources.urls import chain, local_path_in
 from ..stages import token_of
@@ -141,6 +142,7 @@ class FsspecLoader:
         self.is_blank = is_blank
         self.fingerprints = fingerprints
         self.expanders = expanders
+        self._expander_hooks = ExpanderTable(expanders)  # each expander's no_match, asked once
         self.by_protocol = by_protocol
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
@@ -589,8 +591,7 @@ class FsspecLoader:
 
     def _expanded(self, request: LoadRequest, started: float, results: list[LoadResult]) -> list[LoadResult]:
         if not results:
-            expander = self.expanders.get(request.source.expander or "")
-            detail = getattr(expander, "no_match", "the glob matched no file")
+            detail = self._expander_hooks.of(request.source.expander).no_match
             return [_skipped(request.source, SkipReason.NOT_FOUND, detail, started)]
         return results
 
