@@ -34,7 +34,7 @@ import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from ..closing import ClosingTags
 from ..exceptions import BudgetExceeded, ConfigError, Problem
@@ -46,6 +46,7 @@ from .tokens import CHARACTERS, Counter, token_counter
 if TYPE_CHECKING:
     from ..config import Config
     from ..format.formatter import BlockSizes
+    from ..format.presets import Preset
     from ..sources import Source
 
 __all__ = [
@@ -53,6 +54,7 @@ __all__ = [
     "DEFAULT_MARKER",
     "Budgets",
     "ByteBudget",
+    "LaidOut",
     "Limit",
     "Marker",
     "SourceLimits",
@@ -74,6 +76,17 @@ class Measure(Protocol):
     def format(self, sections: Sequence[Section]) -> Block: ...
 
     def sizes(self, sections: Sequence[Section], count: Callable[[str], int] = len) -> BlockSizes: ...
+
+
+@runtime_checkable
+class LaidOut(Protocol):
+    """A formatter that lays sections out with a preset: a byte budget asks its ``trim`` once, when it is built.
+
+    A formatter that has none is taken to right-strip each section, as the presets do.
+    """
+
+    @property
+    def layout(self) -> Preset: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -564,8 +577,7 @@ def budget_processors(config: Config, formatter: Measure, sources: Sequence[Sour
     own = SourceLimits(limits, marker) if limits else None
     total: TotalBudget | ByteBudget | None = None
     if budget is not None and budget.max_bytes is not None:
-        layout = getattr(formatter, "layout", None)
-        trim = bool(getattr(layout, "trim", True))
+        trim = formatter.layout.trim if isinstance(formatter, LaidOut) else True
         total = ByteBudget(budget.max_bytes, budget.policy, marker, priorities, trim)
     elif budget is not None and (budget.max_chars is not None or budget.max_tokens is not None):
         if budget.max_chars is not None:
