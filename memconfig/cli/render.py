@@ -25,6 +25,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ..append import APPENDERS, appender_for, printable
+from ..cache import PolicyCache
 from ..config import MAX_CONFIG_BYTES, Config
 from ..exceptions import ConfigError, MemconfigError
 from ..model import Render
@@ -177,8 +178,9 @@ def _keep_current(pipeline: Pipeline, output: OutputFile, paths: Sequence[str] |
         unwritten: Render | None = None  # the latest render, while its write fails
         told: str | None = None  # that write's failure, as printed
         checked = False  # a render has passed the output's check: from then on a refusal is outlived
+        cache = pipeline.cache if isinstance(pipeline.cache, PolicyCache) else None  # asked once: one with a watcher
         while True:
-            watching = getattr(pipeline.cache, "watching", None)
+            watching = cache.watching if cache is not None else None  # made by the first render, remade after close
             retry = unwritten is not None and watching is not None and watching.changes == seen
             if not retry:
                 if watching is not None:
@@ -203,7 +205,7 @@ def _keep_current(pipeline: Pipeline, output: OutputFile, paths: Sequence[str] |
                         checked = True
                 if told is None:
                     unwritten = None
-            watching = getattr(pipeline.cache, "watching", None)
+            watching = cache.watching if cache is not None else None
             if watching is None:
                 continue
             # Watched whole: wait for a report. Sources revalidated instead (remote ones, a watcher that
