@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         RenderFailure,
         RenderSummary,
         SourceAt,
+        SourceState,
         SourceSummary,
         VersionChange,
     )
@@ -39,6 +40,7 @@ __all__ = [
     "RenderFailure",
     "RenderSummary",
     "SourceAt",
+    "SourceState",
     "SourceSummary",
     "VersionChange",
     "audit_data",
@@ -65,6 +67,7 @@ _MODULES = {
             "RenderFailure",
             "RenderSummary",
             "SourceAt",
+            "SourceState",
             "SourceSummary",
             "VersionChange",
         ),

@@ -29,8 +29,8 @@ from ..events import EVENTS, SCHEMA_VERSION
 from . import lines as kinds
 from .inputs import MAX_LINE_BYTES
 from .model import (
+    IN_PROMPT,
     MAX_RENDERS,
-    STATUSES,
     Audit,
     InputSummary,
     LineCounts,
@@ -38,6 +38,7 @@ from .model import (
     RenderFailure,
     RenderSummary,
     SourceAt,
+    SourceState,
     SourceSummary,
     VersionChange,
 )
@@ -80,10 +81,9 @@ MAX_HOST_CHARS = 255
 #: beyond, the least recently used go (a render whose manifest went is read from its events, as before manifests).
 MAX_MANIFESTS = 1_000
 MAX_MANIFEST_ENTRIES = 200_000
-_IN_PROMPT = frozenset({"loaded", "stale"})
-_LISTED = frozenset({"loaded", "stale", "skipped"})
-#: A source that was in a pipeline's previous manifest and is in none of its next: no longer a source of its renders.
-REMOVED = STATUSES[-1]
+_LISTED = frozenset({SourceState.LOADED, SourceState.STALE, SourceState.SKIPPED})  # the states a manifest gives
+#: :attr:`SourceState.LOADED` for the per-line path: a module's global is read in a tenth of an enum's attribute.
+_LOADED_STATE = SourceState.LOADED
 _REMOVED_DETAIL = "no longer among the sources of its pipeline's renders"
 
 
@@ -203,7 +203,7 @@ class _Entry(NamedTuple):
     source: str
     name: str
     url: str
-    status: str
+    status: SourceState
     reason: str | None
     detail: str
     sha256: str | None
@@ -219,7 +219,7 @@ class _Manifest(NamedTuple):
 
 def _is_expanded(found: Any) -> bool:
     """An entry for a source whose children follow it (a glob): its children are what the prompt holds."""
-    return type(found) is dict and found.get("expanded") is True and found.get("status") in _IN_PROMPT
+    return type(found) is dict and found.get("expanded") is True and found.get("status") in IN_PROMPT
 
 
 def _entry(found: Any) -> _Entry:
@@ -234,13 +234,14 @@ def _entry(found: Any) -> _Entry:
     ):
         raise TypeError("entry")
     reason = found.get("reason")
-    if status == "skipped" and found.get("dropped") is True:
-        status = "dropped"  # taken out by a processor, as its source_dropped says
+    state = SourceState(status)
+    if state is SourceState.SKIPPED and found.get("dropped") is True:
+        state = SourceState.DROPPED  # taken out by a processor, as its source_dropped says
     return _Entry(
         key,
         _text(found.get("name")) or key,
         _text(found.get("url")),
-        status,
+        state,
         None if reason is None else _label(reason),
         _text(found.get("detail")),
         sha256,
@@ -260,7 +261,7 @@ class Aggregator:
         self._matches: dict[str, bool] = {}
         # source: (render id, status, reason, since) as they were before a load changed them: a source loaded
         # and then dropped again in the same render stays out since its drop first began
-        self._before_load: dict[str, tuple[str | None, str | None, str | None, str | None]] = {}
+        self._before_load: dict[str, tuple[str | None, SourceState | None, str | None, str | None]] = {}
         self._open: OrderedDict[str, list[Any]] = OrderedDict()
         self._processes: OrderedDict[str, _Process] = OrderedDict()
         self._outside = _Process("")  # events logged outside any render (``render_id`` null)
@@ -521,7 +522,7 @@ class Aggregator:
         self,
         current: list[Any] | None,
         summary: SourceSummary,
-        status: str,
+        status: SourceState,
         reason: str | None,
         detail: str,
         sha256: str | None,
@@ -549,7 +550,7 @@ class Aggregator:
         process: _Process,
         summary: SourceSummary,
         old: SourceAt | None,
-        status: str,
+        status: SourceState,
         reason: str | None,
         sha256: str | None,
         chars: int | None,
@@ -565,9 +566,9 @@ class Aggregator:
             return  # a process let go whose name a newer one has: its state is not kept
         if process is self._at_process and key not in self._at_undo:
             self._at_undo[key] = old  # --at's render had it so: remembered, not the whole state copied
-        if old is not None and old.status in _IN_PROMPT:
+        if old is not None and old.status in IN_PROMPT:
             summary.renders += process.closed - process.entered.pop(key, process.closed)
-        held = status in _IN_PROMPT
+        held = status in IN_PROMPT
         since = self._hashes.get(key, {}).get(sha256 or "", time) if held else summary.status_since
         process.sources[key] = SourceAt(key, summary.name, summary.url, status, reason, sha256, chars, since)
         if held:
@@ -628,7 +629,7 @@ class Aggregator:
         else:
             summary.prompt_chars = chars
             summary.last_seen = time
-            if summary.last_status != "loaded":
+            if summary.last_status is not _LOADED_STATE:
                 self._before_load[summary.source] = (
                     current[_ID] if current is not None else None,
                     summary.last_status,
@@ -636,7 +637,7 @@ class Aggregator:
                     summary.status_since,
                 )
                 summary.status_since = time
-                summary.last_status, summary.last_reason, summary.last_detail = "loaded", None, ""
+                summary.last_status, summary.last_reason, summary.last_detail = _LOADED_STATE, None, ""
             if sha256 != summary.sha256 or sha256 is None:  # its size changes with its content, and only then
                 size = get("bytes")
                 if sha256 is not None:
@@ -645,8 +646,8 @@ class Aggregator:
                     summary.first_chars = chars
                 summary.sha256, summary.chars, summary.bytes = sha256, chars, size if size.__class__ is int else None
         old = process.sources.get(summary.source)
-        if old is None or old.status != "loaded" or old.sha256 != sha256:
-            self._enter(process, summary, old, "loaded", None, sha256, chars, time)
+        if old is None or old.status is not _LOADED_STATE or old.sha256 != sha256:
+            self._enter(process, summary, old, _LOADED_STATE, None, sha256, chars, time)
 
     def _changed(
         self,
@@ -697,7 +698,7 @@ class Aggregator:
             required = event.get("required")
             if type(required) is bool:
                 summary.required = required
-        self._put(current, summary, "skipped", reason, detail, None, None, time)
+        self._put(current, summary, SourceState.SKIPPED, reason, detail, None, None, time)
 
     def _stale(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
         reason, detail = _label(event.get("reason")), _text(event.get("detail"))
@@ -709,7 +710,7 @@ class Aggregator:
             return
         summary.stale += 1
         sha256 = logged or summary.sha256
-        self._put(current, summary, "stale", reason, detail, sha256, summary.chars, time)
+        self._put(current, summary, SourceState.STALE, reason, detail, sha256, summary.chars, time)
 
     def _outside_the_prompt(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
         """How a source is watched, or where ``render -o`` put a prompt, changes nothing the audit shows of it.
@@ -732,7 +733,7 @@ class Aggregator:
         _tally(summary.drops, reason)
         if not self._older(summary, time):
             summary.prompt_chars = 0
-        self._put(current, summary, "dropped", reason, detail, summary.sha256, summary.chars, time)
+        self._put(current, summary, SourceState.DROPPED, reason, detail, summary.sha256, summary.chars, time)
 
     def _truncated(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
         summary = self._source(event)
@@ -800,7 +801,7 @@ class Aggregator:
         that did not apply was read, and logged ``source_loaded``, yet is not
         in the block); a source its pipeline's previous manifest listed and
         the last render of the same config (in any process) listed and this one
-        does not (a deleted glob match) is no longer a source: status :data:`REMOVED`.
+        does not (a deleted glob match) is no longer a source: :attr:`~SourceState.REMOVED`.
         """
         process: _Process = current[_PROCESS]
         applied = self._applied
@@ -822,12 +823,12 @@ class Aggregator:
                     continue
             old = process.sources.get(key)
             status, reason = entry.status, entry.reason
-            held = status in _IN_PROMPT
+            held = status in IN_PROMPT
             same = old is not None and old.status == status and old.reason == reason
             if same and (not held or old.sha256 == entry.sha256):  # type: ignore[union-attr]
                 continue
             if not held:
-                had = summary.drops if status == "dropped" else summary.skips
+                had = summary.drops if status is SourceState.DROPPED else summary.skips
                 if reason is not None and reason not in had:
                     _tally(had, reason)  # a reason logged below the log's level: still one it had
                 if not self._older(summary, time):
@@ -843,10 +844,10 @@ class Aggregator:
                 continue
             summary = self.sources.get(key)
             old = process.sources.get(key)
-            if summary is not None and (old is None or old.status != REMOVED):
+            if summary is not None and (old is None or old.status is not SourceState.REMOVED):
                 if not self._older(summary, time):
                     summary.prompt_chars = 0
-                self._put(current, summary, REMOVED, None, _REMOVED_DETAIL, None, None, time)
+                self._put(current, summary, SourceState.REMOVED, None, _REMOVED_DETAIL, None, None, time)
 
     def _failed(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
         if current is None:
@@ -943,8 +944,8 @@ class Aggregator:
                 continue
             held = state.get(entry.source)
             since = held.since if held is not None else None
-            sha256 = entry.sha256 if entry.status in _IN_PROMPT else None
-            chars = entry.chars if entry.status in _IN_PROMPT else None
+            sha256 = entry.sha256 if entry.status in IN_PROMPT else None
+            chars = entry.chars if entry.status in IN_PROMPT else None
             records.append(
                 SourceAt(entry.source, entry.name, entry.url, entry.status, entry.reason, sha256, chars, since)
             )

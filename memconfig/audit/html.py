@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .model import Audit, RenderSummary, SourceSummary, VersionChange
+from .model import IN_PROMPT, Audit, RenderSummary, SourceState, SourceSummary, VersionChange
 
 __all__ = ["MAX_BARS", "MAX_COLUMNS", "render_html", "write_html"]
 
@@ -34,16 +34,23 @@ _LABEL = 36  # characters of a source's name beside its bar; the full name is in
 #: Control characters, surrogates and bidirectional overrides (which could make a name read as another).
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
-_COLOURS = {
-    "loaded": "#2e7d32",
-    "skipped": "#b26a00",
-    "stale": "#6a1b9a",
-    "truncated": "#1565c0",
-    "dropped": "#8d6e63",
-    "removed": "#757575",
-    "failed": "#c62828",
-    "unfinished": "#9e9e9e",
+#: Shown beside the sources' states: a source cut by a budget; a render built, failed or never finished.
+_TRUNCATED = "truncated"
+_BUILT, _FAILED, _UNFINISHED = "built", "failed", "unfinished"
+#: Sources out of the prompt, or there only as a last good copy: the attention list.
+_NOT_LOADED = frozenset(SourceState) - {SourceState.LOADED}
+_COLOURS: dict[str, str] = {
+    SourceState.LOADED: "#2e7d32",
+    SourceState.SKIPPED: "#b26a00",
+    SourceState.STALE: "#6a1b9a",
+    _TRUNCATED: "#1565c0",
+    SourceState.DROPPED: "#8d6e63",
+    SourceState.REMOVED: "#757575",
+    _FAILED: "#c62828",
+    _UNFINISHED: "#9e9e9e",
 }
+#: The timeline's lanes: a render's counts, by :class:`_Column` field.
+_LANES = ("loaded", "skipped", "stale", "truncated")
 _STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:24px auto;
 max-width:1100px;padding:0 16px;color:#1d1d1f;background:#fff}
@@ -120,10 +127,9 @@ def _attention(audit: Audit) -> str:
     now_out = [
         source
         for source in audit.sources
-        if source.last_status in ("skipped", "dropped", "stale", "removed")
-        or (source.skips and source.last_status is None)
+        if source.last_status in _NOT_LOADED or (source.skips and source.last_status is None)
     ]
-    recovered = [s for s in audit.sources if s.last_status == "loaded" and (s.skips or s.drops)]
+    recovered = [s for s in audit.sources if s.last_status == SourceState.LOADED and (s.skips or s.drops)]
     failed = [render for render in audit.renders if render.failed]
     parts = ['<h2 id="attention">Skipped and failing sources</h2>']
     if not now_out and not recovered and not failed:
@@ -133,7 +139,7 @@ def _attention(audit: Audit) -> str:
         rows = [
             [
                 _source_cell(source),
-                _badge(source.last_status or "skipped", failing=bool(source.required)),
+                _badge(source.last_status or SourceState.SKIPPED, failing=bool(source.required)),
                 f"<td class=nw><code>{_text(source.last_reason or '')}</code></td>",
                 _text(_clip(source.last_detail)),
                 _time_cell(source.status_since),
@@ -194,7 +200,7 @@ def _prompt_at(audit: Audit) -> str:
 
 def _share(audit: Audit) -> str:
     """A bar per source in the prompt: the characters it takes there (after any cut), and its share of them all."""
-    present = [s for s in audit.sources if s.last_status in ("loaded", "stale") and _in_prompt(s) is not None]
+    present = [s for s in audit.sources if s.last_status in IN_PROMPT and _in_prompt(s) is not None]
     present.sort(key=lambda s: (-(_in_prompt(s) or 0), s.source))
     parts = ['<h2 id="share">How much of the prompt each source takes</h2>']
     if not present:
@@ -203,14 +209,14 @@ def _share(audit: Audit) -> str:
     bars = [_Bar(s.name or s.source, s.source, _in_prompt(s) or 0, _bar_kind(s)) for s in present[:MAX_BARS]]
     if len(present) > MAX_BARS:
         rest = present[MAX_BARS:]
-        bars.append(_Bar(f"{len(rest)} other sources", "", sum(_in_prompt(s) or 0 for s in rest), "loaded"))
+        bars.append(_Bar(f"{len(rest)} other sources", "", sum(_in_prompt(s) or 0 for s in rest), SourceState.LOADED))
     last = _last_finished(audit.renders)
     block = f"; the last block was {_number(last.chars)} characters" if last is not None and last.chars else ""
     parts.append(
         f'<p class="meta">characters each source takes in the prompt (after processing, as of its last load), '
         f"and its share of them all{_text(block)}. A source cut by a limit or a budget is blue.</p>"
     )
-    parts.append(_legend(["loaded", "truncated", "stale"]))
+    parts.append(_legend([SourceState.LOADED, _TRUNCATED, SourceState.STALE]))
     parts.append(_bar_chart(bars))
     return "\n".join(parts)
 
@@ -232,7 +238,7 @@ def _timeline(audit: Audit) -> str:
         + (f"; {_text(_count(hidden, 'earlier render'))} not drawn" if hidden > 0 else "")
         + "</p>"
     )
-    parts.append(_legend(["loaded", "skipped", "stale", "truncated", "failed", "unfinished"]))
+    parts.append(_legend([*_LANES, _FAILED, _UNFINISHED]))
     parts.append(_lanes(columns))
     return "\n".join(parts)
 
@@ -322,10 +328,11 @@ def _in_prompt(source: SourceSummary) -> int | None:
 
 
 def _bar_kind(source: SourceSummary) -> str:
-    if source.last_status == "stale":
-        return "stale"
+    if source.last_status == SourceState.STALE:
+        return SourceState.STALE
     kept = _in_prompt(source)
-    return "truncated" if source.chars is not None and kept is not None and kept < source.chars else "loaded"
+    cut = source.chars is not None and kept is not None and kept < source.chars
+    return _TRUNCATED if cut else SourceState.LOADED
 
 
 def _bar_chart(bars: Sequence[_Bar]) -> str:
@@ -337,7 +344,7 @@ def _bar_chart(bars: Sequence[_Bar]) -> str:
     for i, bar in enumerate(bars):
         y = 4 + i * row_h
         length = max(1.0, bar_w * bar.chars / largest)
-        value = f"{bar.chars:,} · {100 * bar.chars / total:.1f}%" + (" · cut" if bar.kind == "truncated" else "")
+        value = f"{bar.chars:,} · {100 * bar.chars / total:.1f}%" + (" · cut" if bar.kind == _TRUNCATED else "")
         named = f"{bar.name} ({bar.key})" if bar.key and bar.key != bar.name else bar.name
         out.append(
             f"<g><title>{_text(named)}: {_text(value)}</title>"
@@ -385,13 +392,12 @@ def _columns(renders: Sequence[RenderSummary]) -> list[_Column]:
 
 def _lanes(columns: Sequence[_Column]) -> str:
     label_w, lane_h, gap, plot_w = 90, 44, 10, 900
-    lanes = ("loaded", "skipped", "stale", "truncated")
     step = plot_w / len(columns)
     bar_w = max(1.0, min(28.0, step * 0.8))
     state_h = 12
-    height = len(lanes) * (lane_h + gap) + state_h + 28
+    height = len(_LANES) * (lane_h + gap) + state_h + 28
     out = [_svg_open(label_w + plot_w + 10, height, "loaded, skipped, stale and truncated per render")]
-    for lane_index, lane in enumerate(lanes):
+    for lane_index, lane in enumerate(_LANES):
         top = lane_index * (lane_h + gap)
         values = [getattr(column, lane) for column in columns]
         most = max(values)
@@ -409,14 +415,15 @@ def _lanes(columns: Sequence[_Column]) -> str:
                 f'<rect x="{x:.1f}" y="{top + lane_h - h:.1f}" width="{bar_w:.1f}" height="{h:.1f}" '
                 f'fill="{_COLOURS[lane]}"><title>{_text(_column_tip(column))}: {value} {lane}</title></rect>'
             )
-    state_top = len(lanes) * (lane_h + gap)
+    state_top = len(_LANES) * (lane_h + gap)
     out.append(f'<text x="{label_w - 8}" y="{state_top + 10}" text-anchor="end">state</text>')
     for i, column in enumerate(columns):
-        state = "failed" if column.failed else "unfinished" if column.unfinished else "loaded"
+        state = _FAILED if column.failed else _UNFINISHED if column.unfinished else _BUILT
+        colour = _COLOURS[SourceState.LOADED if state == _BUILT else state]  # a built render: a loaded source's green
         x = label_w + i * step + (step - bar_w) / 2
         out.append(
-            f'<rect x="{x:.1f}" y="{state_top}" width="{bar_w:.1f}" height="{state_h}" fill="{_COLOURS[state]}">'
-            f"<title>{_text(_column_tip(column))}: {'built' if state == 'loaded' else state}</title></rect>"
+            f'<rect x="{x:.1f}" y="{state_top}" width="{bar_w:.1f}" height="{state_h}" fill="{colour}">'
+            f"<title>{_text(_column_tip(column))}: {state}</title></rect>"
         )
     axis = state_top + state_h + 18
     out.append(
@@ -446,7 +453,7 @@ def _sparkline(values: Sequence[int], width: int = 160, height: int = 28) -> str
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
         f'role="img" aria-label="size over its versions"><title>chars over its versions: {least:,} to {most:,}</title>'
-        f'<polyline points="{points}" fill="none" stroke="{_COLOURS["truncated"]}" stroke-width="1.5"/></svg>'
+        f'<polyline points="{points}" fill="none" stroke="{_COLOURS[_TRUNCATED]}" stroke-width="1.5"/></svg>'
     )
 
 
@@ -519,7 +526,7 @@ def _source_cell(source: SourceSummary) -> str:
 def _badge(status: str | None, *, failing: bool = False) -> str:
     if status is None:
         return ""
-    kind = status if status in _COLOURS else "unfinished"
+    kind = status if status in _COLOURS else _UNFINISHED
     extra = ' <span class="badge failed">required</span>' if failing else ""
     return f'<span class="badge {kind}">{_text(status)}</span>{extra}'
 
@@ -555,7 +562,7 @@ def _extras(source: SourceSummary) -> str:
 
 
 def _render_state(render: RenderSummary) -> str:
-    return "failed" if render.failed else "built" if render.finished else "unfinished"
+    return _FAILED if render.failed else _BUILT if render.finished else _UNFINISHED
 
 
 def _last_finished(renders: Sequence[RenderSummary]) -> RenderSummary | None:

@@ -8,11 +8,15 @@ costs what a week does. Times are the events' own ``timestamp`` strings
 
 from __future__ import annotations
 
+import enum
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..model import Status
+
 __all__ = [
+    "IN_PROMPT",
     "MAX_CHANGES",
     "MAX_RENDERS",
     "Audit",
@@ -22,6 +26,7 @@ __all__ = [
     "RenderFailure",
     "RenderSummary",
     "SourceAt",
+    "SourceState",
     "SourceSummary",
     "VersionChange",
 ]
@@ -31,8 +36,40 @@ MAX_RENDERS = 10_000
 #: The most version changes kept per source (the latest); :attr:`SourceSummary.versions` counts them all.
 MAX_CHANGES = 100
 
-#: A source's status, as its last event left it.
-STATUSES = ("loaded", "skipped", "stale", "dropped", "removed")
+
+class SourceState(enum.StrEnum):
+    """A source's state in an audit, as its last event (or its block's manifest) left it.
+
+    Where a render's :class:`~memconfig.model.Status` says the same, the value
+    is that status's (the two cannot drift); ``dropped`` and ``removed`` are
+    the audit's own: a render's record calls a dropped source ``skipped``, and
+    no render records a source it no longer has. A ``str`` subclass, written
+    as its value in tables, JSON and the HTML report.
+    """
+
+    LOADED = Status.LOADED.value
+    """In the prompt: read, or unchanged since it was."""
+    SKIPPED = Status.SKIPPED.value
+    """Not in the prompt; the reason says why."""
+    STALE = Status.STALE.value
+    """A refresh failed; its last good copy is in the prompt."""
+    DROPPED = "dropped"
+    """Read, then taken out by a processor (its ``source_dropped``)."""
+    REMOVED = "removed"
+    """In its pipeline's previous manifest and in none of its next: no longer a source of its renders."""
+
+    @property
+    def in_prompt(self) -> bool:
+        """Whether a source in this state has content in the prompt (its own, or its last good copy)."""
+        return self in IN_PROMPT
+
+
+#: The states of a source with content in the prompt.
+IN_PROMPT = frozenset({SourceState.LOADED, SourceState.STALE})
+
+
+#: The states by name, as ``audit --status`` takes them.
+STATUSES = tuple(state.value for state in SourceState)
 
 
 @dataclass(slots=True)
@@ -61,8 +98,8 @@ class SourceSummary:
     """``source_loaded`` events: times it was read and put in (a cached, unchanged turn logs none)."""
     skips: Counter[str] = field(default_factory=Counter)
     """``source_skipped`` events by reason."""
-    last_status: str | None = None
-    """``loaded``, ``skipped``, ``stale`` or ``dropped``: what its last event said."""
+    last_status: SourceState | None = None
+    """What its last event (or its block's manifest) said."""
     last_reason: str | None = None
     last_detail: str = ""
     last_seen: str | None = None
@@ -174,8 +211,7 @@ class SourceAt:
     source: str
     name: str
     url: str
-    status: str
-    """``loaded`` / ``stale`` (in the prompt), ``skipped`` / ``dropped`` (not)."""
+    status: SourceState
     reason: str | None
     sha256: str | None
     chars: int | None
@@ -184,7 +220,7 @@ class SourceAt:
 
     @property
     def in_prompt(self) -> bool:
-        return self.status in ("loaded", "stale")
+        return self.status in IN_PROMPT  # (a status masked after the pass is a plain str: answered all the same)
 
     @property
     def label(self) -> str:
