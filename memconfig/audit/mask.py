@@ -23,7 +23,7 @@ from dataclasses import fields, is_dataclass
 from typing import Any
 
 from ..sources.redact import MASK, Redactor, redact_text
-from .model import Audit
+from .model import Audit, SourceState
 
 __all__ = ["mask_audit"]
 
@@ -118,7 +118,8 @@ class _Masker:
         return value
 
 
-_SCALARS = frozenset({int, float, bool, type(None)})  # nothing to mask: skipped without a look
+# Nothing to mask, skipped without a look: numbers, and a source's state (the audit's own word, never a secret).
+_SCALARS = frozenset({int, float, bool, type(None), SourceState})
 
 
 _NAMES: dict[type, tuple[str, ...]] = {}

@@ -262,3 +262,18 @@ def test_a_secret_written_in_the_config_is_masked_too(logs: dict[str, Path], tmp
     for where, shown in outputs(tmp_path, "-c", config, log).items():
         assert_clean(shown, where)
         assert "s3://bucket/***/notes.md" in shown.everything, where
+
+
+def test_a_secret_inside_a_state_word_leaves_the_state_as_it_is(tmp_path: Path) -> None:
+    """A config secret that happens to be part of ``loaded`` masks a source's text, never the audit's own words."""
+    config = tmp_path / "short.yaml"
+    config.write_text(yaml.safe_dump({"version": 1, "storage": {"s3": {"key": "reader", "secret": "oade"}}}))
+    log = tmp_path / "short.jsonl"
+    lines = [loaded("s3://bucket/oade/notes.md", SHA_B, "feedfacecafe-3", T2), built("feedfacecafe-3", T2)]
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    data = audit("-c", config, log, "--format", "json").json()
+    [source] = data["sources"]
+    assert source["source"] == "s3://bucket/***/notes.md"
+    assert source["last_status"] == "loaded"
+    [row] = audit("-c", config, log, "--at", T2, "--format", "json").json()["at"]["sources"]
+    assert (row["status"], row["in_prompt"]) == ("loaded", True)
