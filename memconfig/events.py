@@ -680,16 +680,17 @@ class ManifestEntries:
 
     def __call__(self, records: Sequence[SourceRecord]) -> list[dict[str, Any]]:
         expanded = {r.parent for r in records if r.parent is not None and r.via != "import"}
-        last, made = self._held.last, {}
+        last, made = self._held.last, self._held.start()
         listed = []
         for record in records:
             key, parent = record.source, record.source in expanded
             found = last.get(key)
             if found is None or found[0] is not record or found[1] is not parent:
                 found = (record, parent, manifest_entry(record, parent))
-            made[key] = found
+            if made is not None:
+                made[key] = found
             listed.append(found[2])
-        self._held.last = made
+        self._held.finish(made)
         return listed
 
 

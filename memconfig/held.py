@@ -24,9 +24,27 @@ class Held(Generic[T]):
     edited in place: a render in another thread reads the old dict or the new
     one, and each is complete. Holding no more than the last call's sources, it
     stays as large as the config.
+
+    Nothing is kept from the first call: a pipeline's first render is often its
+    only one (a ``memconfig render``), and keeping costs it an object per
+    source. A stage asks :meth:`start` for the dict to fill (``None`` on the first
+    call: keep nothing) and hands it to :meth:`finish`.
     """
 
-    __slots__ = ("last",)
+    __slots__ = ("last", "warm")
 
     def __init__(self) -> None:
         self.last: dict[str, T] = {}
+        self.warm = False
+
+    def start(self) -> dict[str, T] | None:
+        """The dict this call fills with what it made, by key; ``None`` on the first call."""
+        if self.warm:
+            return {}
+        self.warm = True
+        return None
+
+    def finish(self, made: dict[str, T] | None) -> None:
+        """Keep what this call made (nothing, on the first call) for the next one."""
+        if made is not None:
+            self.last = made

@@ -382,7 +382,7 @@ def _records(
     for note in notes:
         noted[note.section.source] = (*noted.get(note.section.source, ()), note.event)
     records = []
-    last, sized = held.last, {}
+    last, sized = held.last, held.start()
     for record in seen():
         key = record.source
         if key in out:
@@ -395,14 +395,15 @@ def _records(
             found = last.get(key)
             if found is None or found[0] is not record or found[1].chars != chars[key]:
                 found = (record, record.sized(chars[key]))
-            sized[key] = found
+            if sized is not None:
+                sized[key] = found
             record = found[1]
         elif key in chars:
             record = record.sized(chars[key])
         if key in noted:
             record = record._replace(notes=noted[key])
         records.append(record)
-    held.last = sized
+    held.finish(sized)
     return _with_parent_sizes(records)
 
 

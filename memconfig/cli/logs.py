@@ -62,6 +62,23 @@ class ProcessFields:
         return event_dict
 
 
+class JSONLinesFile:
+    """Where the CLI's JSON lines go: each line (its newline included) one write, then flushed.
+
+    One ``write`` call per line keeps lines whole across threads (a buffered
+    file writes each call under its own lock), so no lock of ours is taken.
+    """
+
+    __slots__ = ("_flush", "_write")
+
+    def __init__(self, file: BinaryIO) -> None:
+        self._write, self._flush = file.write, file.flush
+
+    def msg(self, line: bytes) -> None:
+        self._write(line)
+        self._flush()
+
+
 def json_lines_logger(minimum: int) -> type[structlog.BoundLoggerBase]:
     """A structlog bound-logger class that writes each event as one orjson line, dropping those below *minimum*.
 
@@ -75,16 +92,15 @@ def json_lines_logger(minimum: int) -> type[structlog.BoundLoggerBase]:
     stamp = UTCTimeStamper()
     process = ProcessFields()
     dumps = orjson.dumps
+    newline = orjson.OPT_APPEND_NEWLINE
 
     def line(self: structlog.BoundLoggerBase, name: str, event: Any, args: tuple[Any, ...], kw: dict[str, Any]) -> None:
-        event_dict = dict(self._context)
-        if kw:
-            event_dict.update(kw)
+        event_dict = {**self._context, **kw} if self._context else kw  # kw: this call's own dict
         event_dict["event"] = event % args if args else event
         event_dict["level"] = name
         stamp(None, name, event_dict)
         process(None, name, event_dict)
-        self._logger.msg(dumps(event_dict, default=str))
+        self._logger.msg(dumps(event_dict, default=str, option=newline))
 
     def method(name: str, number: int) -> Any:
         if number < minimum:
@@ -115,10 +131,11 @@ def configure_cli_logging(format: str = "json", level: str = "info", stream: IO[
     stream = stream if stream is not None else sys.stderr
     minimum = LEVELS.get(level, logging.INFO)
     if format == "json" and not isinstance(stream, io.TextIOBase):
+        lines = JSONLinesFile(cast(BinaryIO, stream))
         structlog.configure(
             processors=[],  # the logger class renders the line itself
             wrapper_class=json_lines_logger(minimum),
-            logger_factory=structlog.BytesLoggerFactory(file=cast(BinaryIO, stream)),
+            logger_factory=lambda *args: lines,
             cache_logger_on_first_use=False,
         )
         return

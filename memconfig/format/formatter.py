@@ -172,17 +172,19 @@ class TemplateFormatter:
         """
         # Every piece of every section goes in one list, joined once with the template around it.
         held = self._laid_out.last
-        laid_out: dict[str, _LaidOut] = {}
+        laid_out = self._laid_out.start()
         body: list[str] = []
         chars: dict[str, int] = {}
         separator = self.layout.separator
         for item in sections:
-            laid_out[item.source] = found = self._lay_out(item, held)
+            found = self._lay_out(item, held)
+            if laid_out is not None:
+                laid_out[item.source] = found
             if body:
                 body.append(separator)
             body += found.pieces
             chars[item.source] = found.chars
-        self._laid_out.last = laid_out
+        self._laid_out.finish(laid_out)
         pieces = self._framed(body)
         digest = hashlib.sha256()
         for (

@@ -183,7 +183,7 @@ class _TextSteps:
 
     def __call__(self, sections: Sequence[Section]) -> list[Section]:
         cleans = [step.clean for step in self.steps]
-        last, made = self._held.last, {}
+        last, made = self._held.last, self._held.start()
         out = []
         for section in sections:
             found = last.get(section.source)
@@ -192,7 +192,8 @@ class _TextSteps:
                 for clean in cleans:
                     text = clean(text)
                 found = (section, section if text is section.text else section.with_text(text))
-            made[section.source] = found
+            if made is not None:
+                made[section.source] = found
             out.append(found[1])
-        self._held.last = made
+        self._held.finish(made)
         return out

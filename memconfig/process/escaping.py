@@ -56,7 +56,7 @@ class EscapeClosingTags:
 
     def __call__(self, sections: Sequence[Section]) -> Processed:
         closing = self._closing
-        last, made = self._held.last, {}
+        last, made = self._held.last, self._held.start()
         out: list[Section] = []
         notes: list[Note] = []
         for section in sections:
@@ -68,9 +68,10 @@ class EscapeClosingTags:
                     found = (section, section.with_text(text), note)
                 else:
                     found = (section, section, None)
-            made[section.source] = found
+            if made is not None:
+                made[section.source] = found
             out.append(found[1])
             if found[2] is not None:
                 notes.append(found[2])
-        self._held.last = made
+        self._held.finish(made)
         return Processed(out, notes)
