@@ -25,7 +25,7 @@ import itertools
 import json
 import logging
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -49,6 +49,7 @@ __all__ = [
     "EventSpec",
     "FolderSearched",
     "FrontmatterInvalid",
+    "Manifests",
     "OutputFailed",
     "OutputUnchanged",
     "OutputWritten",
@@ -72,7 +73,6 @@ __all__ = [
     "output_file",
     "processor_note",
     "prompt_failed",
-    "prompt_manifest",
     "render_scope",
     "rule_not_applicable",
     "search_limited",
@@ -666,19 +666,33 @@ class BuiltLine:
         _emit("info", "prompt_built", {**self._fields, "duration_ms": duration_ms})
 
 
-class ManifestEntries:
-    """A block's manifest entries (:func:`manifest_entry`), made again only for the records that changed.
+class Manifests:
+    """``prompt_manifest`` for one pipeline's new blocks (see :func:`manifest_entry`).
 
-    Kept by a pipeline: the record of a source that did not change is the same
-    object from block to block, and so is its entry.
+    The manifest names its config by a hash (of *file*, or without one of the
+    declared sources' keys): what a later block of the same config no longer
+    lists is no longer one of its sources, whichever process renders it. The
+    hash is made once; an entry is made again only for a record that changed
+    (the record of a source that did not change is the same object from block
+    to block, and so is its entry).
     """
 
-    __slots__ = ("_held",)
+    __slots__ = ("_config", "_file", "_held")
 
-    def __init__(self) -> None:
+    def __init__(self, file: str | None = None) -> None:
+        self._file = file
+        self._config: str | None = None
         self._held: Held[tuple[SourceRecord, bool, dict[str, Any]]] = Held()
 
-    def __call__(self, records: Sequence[SourceRecord]) -> list[dict[str, Any]]:
+    def log(self, sha256: str, chars: int, records: Sequence[SourceRecord]) -> None:
+        """A render made a new block, *sha256*, of *chars* characters, holding *records*: its manifest."""
+        if self._config is None:
+            named = self._file if self._file is not None else "\n".join(r.source for r in records if r.parent is None)
+            self._config = hashlib.sha256(named.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        _log(PromptManifest(self._config, sha256, chars, self.entries(records)))
+
+    def entries(self, records: Sequence[SourceRecord]) -> list[dict[str, Any]]:
+        """The manifest's entries for *records*, in order."""
         expanded = {r.parent for r in records if r.parent is not None and r.via != "import"}
         last, made = self._held.last, self._held.start()
         listed = []
@@ -692,26 +706,6 @@ class ManifestEntries:
             listed.append(found[2])
         self._held.finish(made)
         return listed
-
-
-def prompt_manifest(
-    file: str | None,
-    sha256: str,
-    chars: int,
-    records: Sequence[SourceRecord],
-    entries: Callable[[Sequence[SourceRecord]], list[dict[str, Any]]] | None = None,
-) -> None:
-    """A render of the config read from *file* made a new block: its manifest (see :func:`manifest_entry`).
-
-    The manifest names its config by a hash (of *file*, or without one of the
-    declared sources' keys): what a later block of the same config no longer
-    lists is no longer one of its sources, whichever process renders it.
-    *entries*: how the records become entries (a :class:`ManifestEntries` keeps them from block to block).
-    """
-    listed = (entries or ManifestEntries())(records)
-    named = file if file is not None else "\n".join(r.source for r in records if r.parent is None)
-    config = hashlib.sha256(named.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    _log(PromptManifest(config, sha256, chars, listed))
 
 
 #: What a source's notes say was done to it, as a manifest entry's flags.

@@ -81,9 +81,9 @@ class Pipeline:
         self._appenders: dict[str, Appender] = {}
         self._views: OrderedDict[str, _View] = OrderedDict()
         self._records_held: Held[tuple[SourceRecord, SourceRecord]] = Held()  # a lazy view's: holds no pipeline
-        self._manifest = events.ManifestEntries()
         self._outcome: _Outcome | None = None
-        self._file = os.path.abspath(config.file) if config is not None and config.file is not None else None
+        file = os.path.abspath(config.file) if config is not None and config.file is not None else None
+        self._manifests = events.Manifests(file)
 
     @classmethod
     def from_config(
@@ -230,7 +230,7 @@ class Pipeline:
             raise SourceError(snapshot.failures)
         view = outcome.view
         if not outcome.memo:  # a block made now: what it holds, once, before the prompt_built naming it
-            events.prompt_manifest(self._file, view.sha256, len(view.text), view.records(), self._manifest)
+            self._manifests.log(view.sha256, len(view.text), view.records())
         outcome.log(_since(started))
         self._outcome = outcome.again()
         return Render(view.text, view.sha256, render_id, view.records, outcome.counts, outcome.memo)
