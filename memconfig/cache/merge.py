@@ -225,6 +225,8 @@ class Merge:
                 if held.stale:  # back after failing: on record as loaded again
                     self._take(replace(result, bytes=held.bytes), self.contents[key], held)
                 fingerprint = result.fingerprint or held.fingerprint
+                if held.fingerprint == fingerprint and not held.stale and _as_held(held, source):
+                    return held  # the same entry: what was made of it is taken again
                 return _entry(source, held.sha256, fingerprint, held.bytes, held.read)
             basis = self.work.basis.get(key)
             if basis is not None and basis.sha256 == result.sha256:  # newer in this process than in this state
@@ -314,6 +316,11 @@ def _entry(
     return MetaEntry(
         source.key, source.name, source.display_url, sha256, fingerprint, size, source.lineage, source.via, stale, read
     )
+
+
+def _as_held(held: MetaEntry, source: Source) -> bool:
+    """Whether *held* names *source* as it is now (its URL is checked before)."""
+    return held.name == source.name and held.lineage == source.lineage and held.via == source.via
 
 
 def sha(text: str) -> str:
