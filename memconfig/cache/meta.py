@@ -97,19 +97,25 @@ class MetaEntry(_KeepsJSON):
             self.read,
         )
 
-    def _made_json(self) -> JSON:
-        return {
-            "key": self.key,
-            "name": self.name,
-            "url": self.url,
-            "sha256": self.sha256,
-            "fingerprint": self.fingerprint,
-            "bytes": self.bytes,
-            "lineage": list(self.lineage),
-            "via": self.via,
-            "stale": _text(self.stale),
-            "read": _stamp_json(self.read),
-        }
+    def to_json(self) -> JSON:
+        """The entry as the state holds it (made once; written out inline: one is made per source read)."""
+        made = self._json
+        if made is None:
+            stale, read = self.stale, self.read
+            made = {
+                "key": self.key,
+                "name": self.name,
+                "url": self.url,
+                "sha256": self.sha256,
+                "fingerprint": self.fingerprint,
+                "bytes": self.bytes,
+                "lineage": list(self.lineage),
+                "via": self.via,
+                "stale": None if stale is None else stale.value,
+                "read": [] if read is None else [read[0], read[1]],
+            }
+            object.__setattr__(self, "_json", made)
+        return made
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MetaEntry:

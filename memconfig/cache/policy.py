@@ -236,12 +236,13 @@ class PolicyCache:
             contents = state.get(self.state_key)
             if contents is None:
                 return None, None
-            found = self._stored.read(state)
-            if found is Unusable.ADOPT:  # written without meta (deepagents, by hand): taken as it is
-                return contents, self._adopt(state, contents)
-            if found is Unusable.AFRESH or found.made_for != self.made_for:
-                return contents, None  # by a later memconfig, or made under another configuration
-            meta = found
+            meta = self._stored.read(state)
+            if type(meta) is not Meta:
+                if meta is Unusable.ADOPT:  # written without meta (deepagents, by hand): taken as it is
+                    return contents, self._adopt(state, contents)
+                return contents, None  # written by a later memconfig
+            if meta.made_for != self.made_for:
+                return contents, None  # made under another configuration
             if len(contents) != len(meta.entries):
                 contents, meta = self._repair(state, contents, meta)
         return contents, meta

@@ -45,24 +45,32 @@ class Unusable(enum.Enum):
 class StoredMeta:
     """Reads and writes the meta under *key* of a state; not thread-safe (the cache calls it under its lock).
 
-    The meta found in a state is what this cache wrote there (a render never
-    writes into a meta, it replaces it); a caller that edits one in place
-    should replace a top-level value (``checked_at``, ``entries``): that is
-    noticed, an edit deeper inside may not be.
+    The meta found in a state is what this cache wrote there: a render never
+    writes into a meta, it replaces it. A caller should do the same; the one
+    edit in place that is noticed is setting ``checked_at`` back (to make a
+    ``ttl`` state due).
     """
 
-    __slots__ = ("_decoded", "key")
+    __slots__ = ("_decoded", "_last", "key")
 
     def __init__(self, key: str) -> None:
         self.key = key
-        # id of a JSON object -> (the object, its top-level values then, the meta it stands for)
+        self._last: tuple[Any, Meta | None] = (None, None)  # the JSON object read or written last, and its meta
+        # id of a JSON object -> (the object, its top-level values then: to tell an equal one, the meta it stands for)
         self._decoded: OrderedDict[int, tuple[JSON, tuple[Any, ...], Meta]] = OrderedDict()
 
     def read(self, state: MutableMapping[str, Any]) -> Meta | Unusable:
         """The meta *state* holds; a version 2 meta is migrated and written back."""
         found = state.get(self.key)
+        json, meta = self._last
+        if json is found and meta is not None and found.get("checked_at") == meta.checked_at:  # an unchanged turn's
+            return meta
+        return self._read(state, found)
+
+    def _read(self, state: MutableMapping[str, Any], found: Any) -> Meta | Unusable:
         held = self._decoded.get(id(found))
-        if held is not None and held[0] is found and held[1] == tuple(found.values()):
+        if held is not None and held[0] is found and found.get("checked_at") == held[2].checked_at:
+            self._last = (found, held[2])
             return held[2]
         if not isinstance(found, dict):
             return Unusable.ADOPT
@@ -97,6 +105,7 @@ class StoredMeta:
         return None
 
     def _remember(self, made: JSON, meta: Meta) -> None:
+        self._last = (made, meta)
         memo = self._decoded
         memo[id(made)] = (made, tuple(made.values()), meta)
         memo.move_to_end(id(made))
