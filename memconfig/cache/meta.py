@@ -61,9 +61,15 @@ class _KeepsJSON:
         raise NotImplementedError
 
 
-@dataclass(frozen=True, slots=True)
-class MetaEntry(_KeepsJSON):
-    """A source whose content is in the prompt."""
+@dataclass(frozen=True, slots=True, init=False)
+class MetaEntry:
+    """A source whose content is in the prompt.
+
+    One is made per source read, so its ``__init__`` is written out: it sets
+    each slot through the slot's own descriptor (a frozen dataclass's does it
+    through ``object.__setattr__``, at twice the cost) and makes the entry's
+    JSON with it. Its defaults are its ``__init__``'s.
+    """
 
     key: str
     name: str
@@ -71,11 +77,50 @@ class MetaEntry(_KeepsJSON):
     sha256: str
     fingerprint: str | None
     bytes: int
-    lineage: tuple[str, ...] = ()  # the keys it was expanded from, the declared source first
-    via: str | None = None
-    stale: SkipReason | None = None  # why its last refresh failed, if it did
-    read: Stamp | None = None  # the pass that read this version (``None``: not known, as for an adopted state)
-    _json: JSON | None = field(default=None, compare=False, repr=False)
+    lineage: tuple[str, ...]  # the keys it was expanded from, the declared source first
+    via: str | None
+    stale: SkipReason | None  # why its last refresh failed, if it did
+    read: Stamp | None  # the pass that read this version (``None``: not known, as for an adopted state)
+    _json: JSON = field(init=False, compare=False, repr=False)
+
+    def __init__(
+        self,
+        key: str,
+        name: str,
+        url: str,
+        sha256: str,
+        fingerprint: str | None,
+        bytes: int,
+        lineage: tuple[str, ...] = (),
+        via: str | None = None,
+        stale: SkipReason | None = None,
+        read: Stamp | None = None,
+        _json: JSON | None = None,
+    ) -> None:
+        _set_key(self, key)
+        _set_name(self, name)
+        _set_url(self, url)
+        _set_sha256(self, sha256)
+        _set_fingerprint(self, fingerprint)
+        _set_bytes(self, bytes)
+        _set_lineage(self, lineage)
+        _set_via(self, via)
+        _set_stale(self, stale)
+        _set_read(self, read)
+        if _json is None:
+            _json = {
+                "key": key,
+                "name": name,
+                "url": url,
+                "sha256": sha256,
+                "fingerprint": fingerprint,
+                "bytes": bytes,
+                "lineage": list(lineage),
+                "via": via,
+                "stale": None if stale is None else stale.value,
+                "read": [] if read is None else [read[0], read[1]],
+            }
+        _set_json(self, _json)
 
     @property
     def root(self) -> str:
@@ -98,24 +143,8 @@ class MetaEntry(_KeepsJSON):
         )
 
     def to_json(self) -> JSON:
-        """The entry as the state holds it (made once; written out inline: one is made per source read)."""
-        made = self._json
-        if made is None:
-            stale, read = self.stale, self.read
-            made = {
-                "key": self.key,
-                "name": self.name,
-                "url": self.url,
-                "sha256": self.sha256,
-                "fingerprint": self.fingerprint,
-                "bytes": self.bytes,
-                "lineage": list(self.lineage),
-                "via": self.via,
-                "stale": None if stale is None else stale.value,
-                "read": [] if read is None else [read[0], read[1]],
-            }
-            object.__setattr__(self, "_json", made)
-        return made
+        """The entry as the state holds it (the object it was read from, or the one made with it)."""
+        return self._json
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MetaEntry:
@@ -125,6 +154,19 @@ class MetaEntry(_KeepsJSON):
             KeyError, TypeError, ValueError: *data* is not an entry (so are the other records' ``from_json``).
         """
         return cls(*_read(data, _ENTRY))
+
+
+def _slot_setter(name: str) -> Callable[[MetaEntry, Any], None]:
+    setter: Callable[[MetaEntry, Any], None] = MetaEntry.__dict__[name].__set__
+    return setter
+
+
+_set_key, _set_name, _set_url, _set_sha256, _set_fingerprint, _set_bytes = [
+    _slot_setter(name) for name in ("key", "name", "url", "sha256", "fingerprint", "bytes")
+]
+_set_lineage, _set_via, _set_stale, _set_read, _set_json = [
+    _slot_setter(name) for name in ("lineage", "via", "stale", "read", "_json")
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,7 +272,7 @@ class Meta(_KeepsJSON):
         return {
             "v": META_VERSION,
             "made_for": self.made_for,
-            "entries": [e._json or e.to_json() for e in self.entries],
+            "entries": [e._json for e in self.entries],
             "skipped": {k: r.to_json() for k, r in self.skipped.items()},
             "expansions": {k: x.to_json() for k, x in self.expansions.items()},
             "pending": list(self.pending),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -108,6 +109,37 @@ _entries = st.builds(
 )
 _outs = st.builds(OutRecord, _keys, _keys, _reasons, _keys, st.none() | _keys, _lineages, _vias, st.booleans(), _stamps)
 _expansions = st.builds(Expansion, st.sampled_from(["glob", "discover", "import"]), _lineages, st.none() | _reasons)
+
+
+@given(
+    values=st.fixed_dictionaries(
+        {
+            "key": _keys,
+            "name": _keys,
+            "url": _keys,
+            "sha256": _keys,
+            "fingerprint": st.none() | _keys,
+            "bytes": st.integers(min_value=0),
+            "lineage": _lineages,
+            "via": _vias,
+            "stale": st.none() | _reasons,
+            "read": _stamps,
+        }
+    )
+)
+def test_an_entry_holds_what_it_is_made_of(values: dict[str, Any]) -> None:
+    """Each field of an entry, and of its JSON, is the value it was made with; a replaced field is in both."""
+    entry = MetaEntry(**values)
+    assert {f.name: getattr(entry, f.name) for f in dataclasses.fields(entry) if f.name != "_json"} == values
+    written = entry.to_json()
+    assert {**written, "lineage": tuple(written["lineage"]), "read": values["read"] and tuple(written["read"])} == {
+        **values,
+        "stale": values["stale"] and values["stale"].value,
+    }
+    edited = dataclasses.replace(entry, sha256="edited")
+    assert (edited.sha256, edited.to_json()["sha256"], edited.key) == ("edited", "edited", values["key"])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        entry.key = "another"  # type: ignore[misc]
 
 
 @given(
