@@ -192,7 +192,7 @@ def test_state_from_another_writer_is_adopted_as_it_is(project: Path, meta: dict
     render = _pipeline(project, ["a.md", "b.md"]).build(state)
     assert render.text == "alpha as stored\n\nbeta as stored"
     assert [r.status for r in render.sources] == ["loaded", "loaded"]
-    assert state["memory_contents_meta"]["v"] == 2
+    assert state["memory_contents_meta"]["v"] == 3
 
 
 def test_adopted_state_reads_the_sources_it_lacks(project: Path) -> None:

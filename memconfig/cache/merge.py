@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import events
 from ..model import Failure, LoadRequest, LoadResult, SkipReason, Status
-from .meta import Expansion, Meta, MetaEntry, OutRecord, Stamp, entry, root_of
+from .meta import Expansion, Meta, MetaEntry, OutRecord, Stamp
 from .store import Known, LatestCopies
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ class Pass:
 
     @property
     def stamp(self) -> Stamp:
-        return [self.process, self.started]
+        return (self.process, self.started)
 
 
 class Merge:
@@ -54,7 +54,7 @@ class Merge:
         work: Pass,
         latest: LatestCopies,
         contents: dict[str, str],
-        meta: Meta | Mapping[str, object],
+        meta: Meta | None,
         configured: Mapping[str, Source],
     ) -> None:
         self.work = work
@@ -62,13 +62,13 @@ class Merge:
         self.configured = configured  # a child that is also configured on its own belongs to that source
         self.latest = latest
         self.contents = contents
-        self.skipped: dict[str, OutRecord] = dict(meta.get("skipped", {}))  # type: ignore[call-overload]
-        self.expansions: dict[str, Expansion] = dict(meta.get("expansions", {}))  # type: ignore[call-overload]
-        old: list[MetaEntry] = list(meta.get("entries", ()))  # type: ignore[call-overload]
-        self.old: dict[str, MetaEntry] = {e["source"]: e for e in old}
+        self.skipped: dict[str, OutRecord] = dict(meta.skipped) if meta is not None else {}
+        self.expansions: dict[str, Expansion] = dict(meta.expansions) if meta is not None else {}
+        old = meta.entries if meta is not None else ()
+        self.old: dict[str, MetaEntry] = {e.key: e for e in old}
         self.by_source: dict[str, list[MetaEntry]] = {}
         for e in old:
-            self.by_source.setdefault(root_of(e, e["source"]), []).append(e)
+            self.by_source.setdefault(e.lineage[0] if e.lineage else e.key, []).append(e)  # its root, inline: per entry
         self.stats = {"revalidated": work.checked, "refreshed": 0, "stale": 0, "loaded": 0, "skipped": 0}
         self.reported: list[LoadResult] = []
         self.failures: list[Failure] = []
@@ -113,26 +113,26 @@ class Merge:
 
     def _expanded(self, source: Source, group: list[LoadResult]) -> list[MetaEntry]:
         group = [r for r in group if not r.source.lineage or r.source.key not in self.configured]
-        previous = {e["source"]: e for e in self.by_source.get(source.key, [])}
+        previous = {e.key: e for e in self.by_source.get(source.key, [])}
         failed = group[0] if len(group) == 1 and group[0].source is source else None  # the expansion itself
         if failed is not None and failed.reason in STALE_REASONS and previous:
             for held in previous.values():
-                self.log.append((events.source_stale, (failed.source, failed.reason, failed.detail, held["sha256"])))
+                self.log.append((events.source_stale, (failed.source, failed.reason, failed.detail, held.sha256)))
                 self.stats["stale"] += 1
             self.reported.append(replace(failed, status=Status.STALE))
             if source.key in self.expansions:
-                self.expansions[source.key] = {**self.expansions[source.key], "stale": str(failed.reason)}
-            return [{**held, "stale": str(failed.reason)} for held in previous.values()]
+                self.expansions[source.key] = self.expansions[source.key].with_stale(failed.reason)
+            return [held.with_stale(failed.reason) for held in previous.values()]
         children = [r.source.key for r in group if r.source.lineage and r.source.via != "import"]
         before = self.expansions.get(source.key)
         if children:
             self.skipped.pop(source.key, None)
-            if self.work.force or before is None or children != before["children"]:
+            if self.work.force or before is None or tuple(children) != before.children:
                 via = group[0].source.via or "glob"
                 self.log.append((events.source_expanded, (source, via, children)))
-                self.expansions[source.key] = {"via": via, "children": children, "stale": None}
-            elif before["stale"]:
-                self.expansions[source.key] = {**before, "stale": None}
+                self.expansions[source.key] = Expansion(via, tuple(children))
+            elif before.stale:
+                self.expansions[source.key] = before.with_stale(None)
         else:
             self.expansions.pop(source.key, None)
         self.latest.expanded(source.key, children)
@@ -142,12 +142,12 @@ class Merge:
         for key in previous.keys() - now:
             self.contents.pop(key, None)
             held = previous[key]
-            if held["via"] == "import":
+            if held.via == "import":
                 continue  # no longer imported: its importer changed, and says so
-            gone = source.derived(key, held["name"], held["url"], held["via"] or "", None)  # a child: via is set
+            gone = source.derived(key, held.name, held.url, held.via or "", None)  # a child: via is set
             self.log.append((events.source_skipped, (gone, SkipReason.NOT_FOUND, "no longer matched by the glob")))
             self.stats["skipped"] += 1
-        for key in [k for k, r in self.skipped.items() if r["lineage"][:1] == [source.key] and k not in now]:
+        for key in [k for k, r in self.skipped.items() if r.lineage[:1] == (source.key,) and k not in now]:
             del self.skipped[key]  # a child that was out, and is gone for good
         return kept
 
@@ -167,15 +167,15 @@ class Merge:
             children = made.get(key, [])
             before = self.expansions.get(key)
             if children:
-                if self.work.force or before is None or before["children"] != children:
+                if self.work.force or before is None or before.children != tuple(children):
                     self.log.append((events.source_expanded, (importer, "import", children)))
-                self.expansions[key] = {"via": "import", "children": children, "stale": None}
+                self.expansions[key] = Expansion("import", tuple(children))
             else:
                 self.expansions.pop(key, None)
             self.latest.expanded(key, children)
         keys = {r.source.key for r in group}
         root = group[0].source.root
-        for key in [k for k, r in self.skipped.items() if r["via"] == "import" and r["lineage"][:1] == [root]]:
+        for key in [k for k, r in self.skipped.items() if r.via == "import" and r.lineage[:1] == (root,)]:
             if key not in keys:
                 del self.skipped[key]
 
@@ -193,15 +193,15 @@ class Merge:
         source, key = result.source, result.source.key
         # When this version was read: a result shared from another pass's read, or a retry, is of its own time.
         read_at = result.read_at
-        self.stamp = self.work.stamp if read_at is None else [self.work.process, read_at]
+        self.stamp = self.work.stamp if read_at is None else (self.work.process, read_at)
         old = self.old.get(key)
         # Content held for this source, from this location (not one the source pointed to before).
-        held = old if old is not None and key in self.contents and old.get("url") == source.display_url else None
+        held = old if old is not None and key in self.contents and old.url == source.display_url else None
         out = self.skipped.get(key)
         if not self.work.force:
-            if held is not None and self._later(held.get("read")):
+            if held is not None and self._later(held.read):
                 return held  # a pass that began after this one already put a newer version here
-            if out is not None and self._later(out.get("since")):
+            if out is not None and self._later(out.since):
                 return None  # a pass that began after this one already took the source out
         stamp = self.stamp
         if result.status == Status.LOADED:
@@ -221,17 +221,19 @@ class Merge:
                 and result.fingerprint not in (None, latest.fingerprint)
             ):
                 self.latest.copies[key] = latest._replace(fingerprint=result.fingerprint)
-            if held is not None and held["sha256"] == result.sha256:
-                if held.get("stale"):  # back after failing: on record as loaded again
-                    self._take(replace(result, bytes=held["bytes"]), self.contents[key], held)
-                fingerprint = result.fingerprint or held["fingerprint"]
-                return _entry(source, held["sha256"], fingerprint, held["bytes"], held.get("read", []))
+            if held is not None and held.sha256 == result.sha256:
+                if held.stale:  # back after failing: on record as loaded again
+                    self._take(replace(result, bytes=held.bytes), self.contents[key], held)
+                fingerprint = result.fingerprint or held.fingerprint
+                if held.fingerprint == fingerprint and not held.stale and _as_held(held, source):
+                    return held  # the same entry: what was made of it is taken again
+                return _entry(source, held.sha256, fingerprint, held.bytes, held.read)
             basis = self.work.basis.get(key)
             if basis is not None and basis.sha256 == result.sha256:  # newer in this process than in this state
                 self._take(replace(result, bytes=basis.bytes), basis.content, held)
                 fingerprint = result.fingerprint or basis.fingerprint
                 return _entry(source, basis.sha256, fingerprint, basis.bytes, basis.read)
-            if held is None and out is not None and result.fingerprint and out.get("fingerprint") == result.fingerprint:
+            if held is None and out is not None and result.fingerprint and out.fingerprint == result.fingerprint:
                 return None  # left out for its content, and that content has not changed
             result = replace(
                 result, status=Status.SKIPPED, reason=SkipReason.ERROR, detail="reported unchanged, but no copy is held"
@@ -240,7 +242,7 @@ class Merge:
 
     def _later(self, stamp: Stamp | None) -> bool:
         """Whether *stamp* is of a read (or a pass) of this process begun after the one being folded in."""
-        return stamp is not None and len(stamp) == 2 and stamp[0] == self.work.process and stamp[1] > self.stamp[1]
+        return stamp is not None and stamp[0] == self.work.process and stamp[1] > self.stamp[1]
 
     def _out(self, result: LoadResult, held: MetaEntry | None) -> MetaEntry | None:
         """A source that did not load: stale if a good copy exists and the failure may pass, else out."""
@@ -248,34 +250,36 @@ class Merge:
         reason = result.reason or SkipReason.ERROR
         latest = self.latest.copies.get(key)
         if reason in STALE_REASONS and not result.fatal and (held or latest):
+            read: Stamp | None
             if held is not None:
-                sha256, fingerprint, size, read = held["sha256"], held["fingerprint"], held["bytes"], held["read"]
+                sha256, fingerprint, size, read = held.sha256, held.fingerprint, held.bytes, held.read
             else:
                 assert latest is not None
                 self.contents[key] = latest.content
                 sha256, fingerprint, size, read = latest.sha256, latest.fingerprint, latest.bytes, latest.read
             self.log.append((events.source_stale, (source, reason, result.detail, sha256)))
             self.stats["stale"] += 1
-            return _entry(source, sha256, fingerprint, size, read, stale=str(reason))
+            return _entry(source, sha256, fingerprint, size, read, stale=reason)
         if reason not in STALE_REASONS:
             self.latest.copies.pop(key, None)
         self.contents.pop(key, None)
         before = self.skipped.get(key)
-        if before is not None and before["reason"] == reason and not self.work.force:
+        if before is not None and before.reason == reason and not self.work.force:
             # Still out for the same reason: logged when it went out.
-            self.skipped[key] = {**before, "fingerprint": result.fingerprint}
+            if before.fingerprint != result.fingerprint:
+                self.skipped[key] = before.with_fingerprint(result.fingerprint)
         else:
-            self.skipped[key] = {
-                "name": source.name,
-                "url": source.display_url,
-                "reason": str(reason),
-                "detail": result.detail,
-                "fingerprint": result.fingerprint,
-                "lineage": list(source.lineage),
-                "via": source.via,
-                "fatal": result.fatal,
-                "since": self.stamp,
-            }
+            self.skipped[key] = OutRecord(
+                source.name,
+                source.display_url,
+                reason,
+                result.detail,
+                result.fingerprint,
+                source.lineage,
+                source.via,
+                result.fatal,
+                self.stamp,
+            )
             self.stats["skipped"] += 1
             self.log.append((events.source_skipped, (source, reason, result.detail, result.duration_ms)))
         return None
@@ -285,7 +289,7 @@ class Merge:
         if held is None:
             cache = "miss"
             self.stats["loaded"] += 1
-        elif held["sha256"] == result.sha256 and not held.get("stale"):
+        elif held.sha256 == result.sha256 and not held.stale:
             cache = "hit"
         else:
             cache = "refreshed"
@@ -301,12 +305,22 @@ def _repeats(group: list[LoadResult]) -> bool:
 
 
 def _entry(
-    source: Source, sha256: str, fingerprint: str | None, size: int, read: Stamp, stale: str | None = None
+    source: Source,
+    sha256: str,
+    fingerprint: str | None,
+    size: int,
+    read: Stamp | None,
+    stale: SkipReason | None = None,
 ) -> MetaEntry:
     """One source's record in the state's meta; *stale*: why its last refresh failed, if it did."""
-    return entry(
-        source.key, source.name, source.display_url, sha256, fingerprint, size, read, source.lineage, source.via, stale
+    return MetaEntry(
+        source.key, source.name, source.display_url, sha256, fingerprint, size, source.lineage, source.via, stale, read
     )
+
+
+def _as_held(held: MetaEntry, source: Source) -> bool:
+    """Whether *held* names *source* as it is now (its URL is checked before)."""
+    return held.name == source.name and held.lineage == source.lineage and held.via == source.via
 
 
 def sha(text: str) -> str:

@@ -1,8 +1,9 @@
 """The state cache stage: contents live in the caller's state; this decides what to read.
 
-The caller's state holds plain JSON (see :mod:`memconfig.cache.meta`):
-``state[state_key]`` is ``{source: content}``, the shape deepagents uses, and
-``state[state_key + "_meta"]`` the cache's typed record of it.
+The caller's state holds plain JSON: ``state[state_key]`` is ``{source: content}``,
+the shape deepagents uses, and ``state[state_key + "_meta"]`` the cache's record of
+it (:mod:`memconfig.cache.meta`), a dataclass everywhere in here and JSON only
+where the state is read and written (:mod:`memconfig.cache.stored`).
 
 Policies: ``once`` reads a source once per state; ``revalidate`` checks every
 source's fingerprint on every render and re-reads only what changed; ``ttl``
@@ -52,9 +53,10 @@ from ..model import (
 from ..stages import Loader, LoaderCapabilities
 from .flights import Flights
 from .merge import STALE_REASONS, Merge, Pass, sha
-from .meta import META_VERSION, Expansion, Meta, MetaEntry, OutRecord, digest, entry, is_current, make_meta
+from .meta import Expansion, Meta, MetaEntry, OutRecord, digest
 from .repeats import mark_repeats
 from .store import LatestCopies
+from .stored import StoredMeta, Unusable
 
 if TYPE_CHECKING:
     from ..config.schema import CacheConfig
@@ -99,6 +101,7 @@ class PolicyCache:
         self.ttl = ttl
         self.state_key = state_key
         self.meta_key = f"{state_key}_meta"
+        self._stored = StoredMeta(self.meta_key)  # the state's meta as JSON: each object read once
         self._by_key = {s.key: s for s in self.sources}
         self._cold = {s.key: LoadRequest(s) for s in self.sources}  # what is asked of a source nothing is known of
         self._lock = threading.Lock()
@@ -231,16 +234,16 @@ class PolicyCache:
         """The state's contents and meta; meta ``None`` when the contents must be read afresh."""
         with self._lock:
             contents = state.get(self.state_key)
-            found = state.get(self.meta_key)
             if contents is None:
                 return None, None
-            if not isinstance(found, dict) or found.get("v") != META_VERSION:
-                # Written without meta (deepagents, by hand) or by another memconfig: taken as it is.
-                return contents, self._adopt(state, contents)
-            if found.get("made_for") != self.made_for:
+            meta = self._stored.read(state)
+            if type(meta) is not Meta:
+                if meta is Unusable.ADOPT:  # written without meta (deepagents, by hand): taken as it is
+                    return contents, self._adopt(state, contents)
+                return contents, None  # written by a later memconfig
+            if meta.made_for != self.made_for:
                 return contents, None  # made under another configuration
-            meta = cast(Meta, found)
-            if len(contents) != len(meta["entries"]):
+            if len(contents) != len(meta.entries):
                 contents, meta = self._repair(state, contents, meta)
         return contents, meta
 
@@ -255,14 +258,14 @@ class PolicyCache:
             changes, seen = watching.due(meta) if meta is not None else (None, watching.changes)
         if contents is not None and meta is not None and not force and self.policy != "always":
             due = (self.policy in ("revalidate", "watch") and changes is None) or (
-                self.policy == "ttl" and time.time() - meta.get("checked_at", 0.0) >= self.ttl
+                self.policy == "ttl" and time.time() - meta.checked_at >= self.ttl
             )
             if not due:
-                keys = meta["pending"] if changes is None else dict.fromkeys([*meta["pending"], *changes])
+                keys = meta.pending if changes is None else dict.fromkeys([*meta.pending, *changes])
                 wanted = [self._by_key[k] for k in keys if k in self._by_key]
                 if not wanted:
                     return self._snapshot(meta, contents, {"revalidated": 0})
-            elif not meta["pending"] and (moved := self._changed_on_disk(meta, can)) is not None:
+            elif not meta.pending and (moved := self._changed_on_disk(meta, can)) is not None:
                 if moved:  # read what changed; the rest was just found as it is held
                     wanted = [self._by_key[k] for k in moved]
                     checked = len(self.sources) - len(wanted)
@@ -278,9 +281,9 @@ class PolicyCache:
             work.requests = [LoadRequest(source) for source in wanted]
             return work
         held = contents or {}
-        entries = meta["entries"] if meta is not None else []
-        known = {e["source"]: e for e in entries if e["source"] in held}
-        out: dict[str, OutRecord] = meta["skipped"] if meta is not None else {}
+        entries = meta.entries if meta is not None else ()
+        known = {e.key: e for e in entries if e.key in held}
+        out: Mapping[str, OutRecord] = meta.skipped if meta is not None else {}
         work.held = (known, out)
         with self._lock:
             work.requests = [self._request(source, known, out, work) for source in wanted]
@@ -301,8 +304,8 @@ class PolicyCache:
     ) -> LoadRequest:
         """Ask for *source*, giving the newest version held (or seen, if it was left out) for "unchanged"."""
         if source.expander is not None:
-            keys = {k for k, e in known.items() if e["lineage"][:1] == [source.key]}
-            keys |= {k for k, r in out.items() if r["lineage"][:1] == [source.key]}
+            keys = {k for k, e in known.items() if e.lineage and e.lineage[0] == source.key}
+            keys |= {k for k, r in out.items() if r.lineage and r.lineage[0] == source.key}
             keys |= self._latest.children.get(source.key, frozenset())
             return LoadRequest(source, children={k: self._version(k, known, out, work) for k in keys})
         fingerprint, sha256 = self._version(source.key, known, out, work)
@@ -319,9 +322,9 @@ class PolicyCache:
             work.basis[key] = latest
             fingerprint, sha256 = latest.fingerprint, latest.sha256
         elif key in known:
-            fingerprint, sha256 = known[key]["fingerprint"], known[key]["sha256"]
-        elif key in out and not out[key]["fatal"]:  # a fatal one is read again, to fail again
-            fingerprint, sha256 = out[key]["fingerprint"], None  # left out for its content
+            fingerprint, sha256 = known[key].fingerprint, known[key].sha256
+        elif key in out and not out[key].fatal:  # a fatal one is read again, to fail again
+            fingerprint, sha256 = out[key].fingerprint, None  # left out for its content
         else:
             return None, None
         return (None if self.policy == "always" else fingerprint), sha256
@@ -348,10 +351,10 @@ class PolicyCache:
 
     def _mark_checked(self, state: MutableMapping[str, Any], meta: Meta) -> Meta:
         """*meta* checked now, put in *state* unless another render changed it meanwhile (``ttl``)."""
-        checked = _checked(meta)
+        checked = meta.checked()
         with self._lock:
-            if state.get(self.meta_key) is meta:
-                state[self.meta_key] = checked
+            if self._stored.read(state) is meta:
+                self._stored.write(state, checked)
         return checked
 
     def _local_checks(self, meta: Meta) -> tuple[LocalCheck, ...] | None:
@@ -363,17 +366,17 @@ class PolicyCache:
         """
         held = self._checks.get(id(meta))
         if held is None or held[0] is not meta:
-            entries = meta["entries"]
+            entries = meta.entries
             checks = None
-            if not any(e["stale"] for e in entries):
-                index = {e["source"]: e["fingerprint"] for e in entries}
-                out = meta["skipped"]
+            if not any(e.stale for e in entries):
+                index = {e.key: e.fingerprint for e in entries}
+                out = meta.skipped
                 checks = tuple(
                     LocalCheck(
                         path,
                         index.get(key),
-                        SkipReason(out[key]["reason"]) if key in out else None,
-                        out[key]["fingerprint"] if key in out else None,
+                        out[key].reason if key in out else None,
+                        out[key].fingerprint if key in out else None,
                     )
                     for key, path in self._stat_paths or ()
                 )
@@ -389,13 +392,22 @@ class PolicyCache:
 
         What both hold stays; a source whose content is gone is read again on this render.
         """
-        entries = [e for e in meta["entries"] if e["source"] in contents]
-        gone = {(e["lineage"] or [e["source"]])[0] for e in meta["entries"] if e["source"] not in contents}
-        pending = list(dict.fromkeys([*meta["pending"], *(k for k in gone if k in self._by_key)]))
-        kept = {e["source"] for e in entries}
+        entries = tuple([e for e in meta.entries if e.key in contents])
+        gone = {e.root for e in meta.entries if e.key not in contents}
+        pending = tuple(dict.fromkeys([*meta.pending, *(k for k in gone if k in self._by_key)]))
+        kept = {e.key for e in entries}
         contents = {k: v for k, v in contents.items() if k in kept}
-        meta = cast(Meta, {**meta, "entries": entries, "pending": pending, "digest": digest(entries, meta["skipped"])})
-        state[self.state_key], state[self.meta_key] = contents, meta
+        meta = Meta(
+            meta.made_for,
+            entries,
+            meta.skipped,
+            meta.expansions,
+            pending,
+            meta.checked_at,
+            digest(entries, meta.skipped),
+        )
+        state[self.state_key] = contents
+        self._stored.write(state, meta)
         return contents, meta
 
     def _adopt(self, state: MutableMapping[str, Any], contents: Mapping[str, str]) -> Meta:
@@ -405,13 +417,13 @@ class PolicyCache:
         the next render, so each ends up in the prompt or logged as skipped.
         """
         entries = [
-            entry(s.key, s.name, s.display_url, sha(contents[s.key]), None, len(contents[s.key].encode()), [])
+            MetaEntry(s.key, s.name, s.display_url, sha(contents[s.key]), None, len(contents[s.key].encode()))
             for s in self.sources
             if s.key in contents
         ]
         missing = [s.key for s in self.sources if s.key not in contents]
-        meta = make_meta(entries, {}, {}, missing, self.made_for)
-        state[self.meta_key] = meta
+        meta = Meta.make(entries, {}, {}, missing, self.made_for)
+        self._stored.write(state, meta)
         return meta
 
     # -- merging a pass into the state ------------------------------------------
@@ -419,36 +431,38 @@ class PolicyCache:
     def _merge(self, state: MutableMapping[str, Any], work: Pass, results: Mapping[int, list[LoadResult]]) -> Snapshot:
         """Fold a pass's results into *state*, log what changed, and snapshot the result."""
         with self._lock:
-            found = state.get(self.meta_key)
-            meta = cast(Meta, found if isinstance(found, dict) and found.get("v") == META_VERSION else {})
-            merge = Merge(work, self._latest, dict(state.get(self.state_key) or {}), meta, self._by_key)
+            found = self._stored.read(state)
+            held = found if isinstance(found, Meta) else None
+            merge = Merge(work, self._latest, dict(state.get(self.state_key) or {}), held, self._by_key)
             for index, request in enumerate(work.requests):
                 merge.source(request.source, results.get(index, []))
-            ordered = [e for s in self.sources for e in merge.by_source.get(s.key, [])]
+            ordered = tuple([e for s in self.sources for e in merge.by_source.get(s.key, [])])
             # Only configured sources (and their children) count as left out: not ones since removed.
-            skipped = {k: r for k, r in merge.skipped.items() if (r["lineage"] or [k])[0] in self._by_key}
-            keep = {e["source"] for e in ordered}
+            skipped = {k: r for k, r in merge.skipped.items() if r.root(k) in self._by_key}
+            keep = {e.key for e in ordered}
             expansions = {
-                k: x for k, x in merge.expansions.items() if k in self._by_key or (x["via"] == "import" and k in keep)
+                k: x for k, x in merge.expansions.items() if k in self._by_key or (x.via == "import" and k in keep)
             }
-            pending = [
-                s.key for s in self.sources if s.key in merge.fatal or (s.required and not merge.by_source.get(s.key))
-            ]
-            unchanged = (
-                is_current(meta, self.made_for)
-                and not merge.changed
-                and ordered == meta["entries"]
-                and skipped == meta["skipped"]
-                and expansions == meta["expansions"]
-                and pending == meta["pending"]
+            pending = tuple(
+                [s.key for s in self.sources if s.key in merge.fatal or (s.required and not merge.by_source.get(s.key))]
             )
-            if unchanged:
+            if (
+                held is not None
+                and held.made_for == self.made_for
+                and not merge.changed
+                and ordered == held.entries
+                and skipped == held.skipped
+                and expansions == held.expansions
+                and pending == held.pending
+            ):  # unchanged
+                meta = held
                 if self.policy == "ttl":
-                    state[self.meta_key] = meta = _checked(meta)
+                    meta = meta.checked()
+                    self._stored.write(state, meta)
             else:
-                keep = {e["source"] for e in ordered}
                 state[self.state_key] = {k: v for k, v in merge.contents.items() if k in keep}
-                state[self.meta_key] = meta = make_meta(ordered, skipped, expansions, pending, self.made_for)
+                meta = Meta.make(ordered, skipped, expansions, pending, self.made_for)
+                self._stored.write(state, meta)
             snapshot = self._snapshot(
                 meta,
                 state[self.state_key],
@@ -485,7 +499,7 @@ class PolicyCache:
         A pass that read nothing gets the same snapshot object as the last such
         pass with this digest: what a render makes of it can be memoised by identity.
         """
-        key = meta["digest"]
+        key = meta.digest
         quiet = not results and not failures and len(stats) == 1
         if quiet:
             found = self._quiet.get((key, stats.get("revalidated", -1)))  # a dict read needs no lock
@@ -508,13 +522,13 @@ class PolicyCache:
         # importer's section but is an entry (and a hit, when it was held unchanged) of its own.
         fresh = stats.get("loaded", 0) + stats.get("refreshed", 0) + stats.get("stale", 0)
         counts = {
-            "cache_hits": max(len(meta["entries"]) - fresh, 0),
+            "cache_hits": max(len(meta.entries) - fresh, 0),
             "refreshed": 0,
             "stale": 0,
             "loaded": 0,
             "skipped": 0,
             **stats,
-            "sources_skipped": len(meta["skipped"]),
+            "sources_skipped": len(meta.skipped),
         }
         snapshot = Snapshot(sections, key, records, results, counts, failures, taken)
         if quiet:
@@ -529,8 +543,8 @@ def _records(sources: Sequence[Source], meta: Meta, held: Held[_Recorded]) -> tu
     A file's record is taken again from *held* while its entry is the same one (an unchanged source's).
     The sources under an expanded one follow it (a loop over a stack, not recursion: no cycle to collect).
     """
-    entries = {e["source"]: e for e in meta["entries"]}
-    out, expansions = meta["skipped"], meta["expansions"]
+    entries = {e.key: e for e in meta.entries}
+    out, expansions = meta.skipped, meta.expansions
     records: list[SourceRecord] = []
     last, recorded = held.last, {}
     todo: list[_Visit] = [(s.key, s.name, s.display_url, None, None) for s in reversed(sources)]
@@ -540,17 +554,17 @@ def _records(sources: Sequence[Source], meta: Meta, held: Held[_Recorded]) -> tu
         if e is not None:
             made = last.get(key)
             if made is None or made[0] is not e or made[1].parent != parent or made[1].via != via:
-                stale = e["stale"]
-                status, reason = (Status.STALE, SkipReason(stale)) if stale else (Status.LOADED, None)
-                made = (e, SourceRecord(e["name"], key, e["url"], status, reason, "", 0, e["sha256"], parent, via))
+                stale = e.stale
+                status = Status.LOADED if stale is None else Status.STALE
+                made = (e, SourceRecord(e.name, key, e.url, status, stale, "", 0, e.sha256, parent, via))
             recorded[key] = made
             records.append(made[1])
         else:
             records.append(_record_of(key, name, url, parent, via, out, expansions))
         x = expansions.get(key) if expansions else None
-        if x is not None and (x["via"] == "import" or (e is None and key not in out)):  # what it holds follows it
-            under = [
-                (c, f["name"], f["url"], key, x["via"]) for c in x["children"] if (f := entries.get(c) or out.get(c))
+        if x is not None and (x.via == "import" or (e is None and key not in out)):  # what it holds follows it
+            under: list[_Visit] = [
+                (c, f.name, f.url, key, x.via) for c in x.children if (f := entries.get(c) or out.get(c)) is not None
             ]
             todo += reversed(under)
     held.last = recorded
@@ -572,14 +586,12 @@ def _record_of(
     """The record of a source not in the prompt as a file: left out, expanded (a glob, a discovery), or not read."""
     if key in out:
         r = out[key]
-        return SourceRecord(
-            r["name"], key, r["url"], Status.SKIPPED, SkipReason(r["reason"]), r["detail"], parent=parent, via=via
-        )
+        return SourceRecord(r.name, key, r.url, Status.SKIPPED, r.reason, r.detail, parent=parent, via=via)
     if key in expansions:
         x = expansions[key]
-        status, reason = (Status.STALE, SkipReason(x["stale"])) if x["stale"] else (Status.LOADED, None)
-        listing = hashlib.sha256("\n".join(x["children"]).encode()).hexdigest()
-        return SourceRecord(name, key, url, status, reason, sha256=listing, parent=parent, via=via)
+        status = Status.LOADED if x.stale is None else Status.STALE
+        listing = hashlib.sha256("\n".join(x.children).encode()).hexdigest()
+        return SourceRecord(name, key, url, status, x.stale, sha256=listing, parent=parent, via=via)
     return SourceRecord(name, key, url, Status.SKIPPED, SkipReason.ERROR, "not read yet", parent=parent, via=via)
 
 
@@ -601,20 +613,15 @@ def _expanders() -> Mapping[str, Any]:
     return EXPANDERS
 
 
-def _checked(meta: Meta) -> Meta:
-    """*meta*, checked now (a copy: the one in state may be shared with a render still reading it)."""
-    return cast(Meta, {**meta, "checked_at": time.time()})
-
-
 def _import_checks(meta: Meta) -> tuple[LocalCheck, ...]:
     """What a stat-only revalidation expects of each imported file: in the prompt, or missing (to notice it appear).
 
     An import out for a reason its importer decides (a cycle, the depth limit, a URL) needs no check of its own.
     """
-    checks = [LocalCheck(e["url"], e["fingerprint"]) for e in meta["entries"] if e["via"] == "import"]
-    for r in meta["skipped"].values():
-        if r["via"] == "import" and (r["reason"] == SkipReason.NOT_FOUND or r["fingerprint"] is not None):
-            checks.append(LocalCheck(r["url"], None, SkipReason(r["reason"]), r["fingerprint"]))
+    checks = [LocalCheck(e.url, e.fingerprint) for e in meta.entries if e.via == "import"]
+    for r in meta.skipped.values():
+        if r.via == "import" and (r.reason == SkipReason.NOT_FOUND or r.fingerprint is not None):
+            checks.append(LocalCheck(r.url, None, r.reason, r.fingerprint))
     return tuple(checks)
 
 
@@ -632,20 +639,20 @@ def _sections(
     inlined = _inliner(meta, contents, imports) if imports else None
     held = held or {}
     sections = []
-    for e in meta["entries"]:
-        if e["via"] == "import":
+    for e in meta.entries:
+        if e.via == "import":
             continue
-        key = e["source"]
+        key = e.key
         text = inlined(e) if inlined is not None else None
         if text is None:  # as read: its size as read still tells the text's
             found = held.get(key)
-            if found is None or found.text is not contents[key] or found.sha256 != e["sha256"] or found.url != e["url"]:
-                parent = e["lineage"][-1] if e["lineage"] else None
-                found = Section(key, e["name"], e["url"], contents[key], e["sha256"], parent, e["via"], e["bytes"])
+            if found is None or found.text is not contents[key] or found.sha256 != e.sha256 or found.url != e.url:
+                parent = e.lineage[-1] if e.lineage else None
+                found = Section(key, e.name, e.url, contents[key], e.sha256, parent, e.via, e.bytes)
             sections.append(found)
         else:
-            parent = e["lineage"][-1] if e["lineage"] else None
-            sections.append(Section(key, e["name"], e["url"], text, e["sha256"], parent, e["via"]))
+            parent = e.lineage[-1] if e.lineage else None
+            sections.append(Section(key, e.name, e.url, text, e.sha256, parent, e.via))
     return tuple(sections)
 
 
@@ -655,14 +662,14 @@ def _inliner(
     """An entry's text with its imports inlined (``None``: it imports nothing)."""
     from ..expand.imports import inline
 
-    expansions = meta["expansions"]
-    loaded = {e["source"] for e in meta["entries"]}.__contains__
-    failed = {k: r["reason"] for k, r in meta["skipped"].items() if r["via"] == "import"}
+    expansions = meta.expansions
+    loaded = {e.key for e in meta.entries}.__contains__
+    failed = {k: r.reason for k, r in meta.skipped.items() if r.via == "import"}
 
     def text(e: MetaEntry) -> str | None:
-        key = e["source"]
-        settings = imports.get(e["lineage"][0] if e["lineage"] else key)
-        if settings is None or key not in expansions or expansions[key]["via"] != "import":
+        key = e.key
+        settings = imports.get(e.root)
+        if settings is None or key not in expansions or expansions[key].via != "import":
             return None
         return inline(key, contents, loaded, failed, settings)
 

@@ -131,7 +131,7 @@ class Watching:
             if self._cwd:
                 self._follow_cwd()
             seq = self._seq
-            since = self._checked.get(meta["digest"])
+            since = self._checked.get(meta.digest)
             if not self.armed or since is None:
                 return None, seq
             first = seq - len(self._log)  # the batch number before the oldest one kept
@@ -176,7 +176,7 @@ class Watching:
         What holds for it holds for every state with the same digest: the same
         files, read at the same versions, checked up to *seq*.
         """
-        key = meta["digest"]
+        key = meta.digest
         with self._lock:
             if self._checked.get(key, -1) < seq:
                 self._checked[key] = seq
@@ -192,13 +192,13 @@ class Watching:
         staleness (a failed listing marks its children stale), so a copy of a
         state (a checkpointed thread) costs a lookup, not a pass over its entries.
         """
-        key = meta["digest"]
+        key = meta.digest
         found = self._stale.get(key)
         if found is not None:
             self._stale.move_to_end(key)
             return found
-        stale = {e["lineage"][0] if e["lineage"] else e["source"] for e in meta["entries"] if e["stale"]}
-        stale.update(k for k, x in meta["expansions"].items() if x["stale"])
+        stale = {e.root for e in meta.entries if e.stale}
+        stale.update(k for k, x in meta.expansions.items() if x.stale)
         found = self._stale[key] = frozenset(stale)
         while len(self._stale) > _DIGESTS:
             self._stale.popitem(last=False)

@@ -27,7 +27,7 @@ def _pipeline(root: Path, sources: Sequence[Any], policy: str = "revalidate") ->
 def _children(meta: dict[str, Any]) -> dict[str, list[str]]:
     """Every place meta names a glob's children: entries, skipped records and the expansion."""
     return {
-        "entries": [e["source"] for e in meta["entries"] if e["lineage"] == [GLOB]],
+        "entries": [e["key"] for e in meta["entries"] if e["lineage"] == [GLOB]],
         "skipped": sorted(k for k, r in meta["skipped"].items() if r["lineage"] == [GLOB]),
         "expansion": list(meta["expansions"].get(GLOB, {}).get("children", [])),
     }
@@ -52,12 +52,12 @@ def test_expanders_table_is_read_only_with_glob() -> None:
 
 
 def test_glob_children_are_kept_in_state_meta(rules: Path) -> None:
-    """Meta v2 holds each child with lineage [glob] and via glob, and the glob's children in order."""
+    """The state's meta holds each child with lineage [glob] and via glob, and the glob's children in order."""
     state: dict[str, Any] = {}
     _pipeline(rules, [{"glob": GLOB}]).build(state)
     meta = state["memory_contents_meta"]
-    assert meta["v"] == 2
-    assert [(e["source"], e["lineage"], e["via"]) for e in meta["entries"]] == [
+    assert meta["v"] == 3
+    assert [(e["key"], e["lineage"], e["via"]) for e in meta["entries"]] == [
         ("rules/a.md", [GLOB], "glob"),
         ("rules/b.md", [GLOB], "glob"),
     ]

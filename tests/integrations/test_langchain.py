@@ -365,7 +365,7 @@ def test_state_keys_are_private_but_checkpointed(project: Path, invoke: Invoke) 
     assert not {"notes", "notes_meta"} & set(result)
     values = agent.get_state(_thread()).values
     assert values["notes"] == {"AGENTS.md": "v1"}
-    assert values["notes_meta"]["entries"][0]["source"] == "AGENTS.md"
+    assert values["notes_meta"]["entries"][0]["key"] == "AGENTS.md"
     assert (middleware.state_key, middleware.meta_key, middleware.name) == (
         "notes",
         "notes_meta",
