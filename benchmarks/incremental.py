@@ -19,7 +19,8 @@ An edit writes new text to one file (a different file each repetition, its size 
 renames it into place, as an editor saves; under watch the renders before the watcher has
 seen it are unchanged turns and are not timed: the figure is the render whose block holds the
 edit. Each pipeline has one edited turn untimed first (a pipeline keeps what it made of each
-section from its second render on, as an agent's turns do). Timing as in benchmarks/run.py: medians of repetitions, the two sides of a row taking
+section from its second render on, as an agent's turns do). Timing as in benchmarks/run.py:
+medians of repetitions, the two sides of a row taking
 turns, garbage collected outside the timing, JSON logging configured as the CLI does and
 written to os.devnull. Exit status: 0 when every row meets its target, 1 otherwise.
 """
