@@ -14,13 +14,13 @@ from .append import TextAppender, appender_for
 from .config import Config, load_config
 from .drive import Flow, arun, run
 from .exceptions import BudgetExceeded, SourceError
-from .held import Held
 from .model import (
     Drop,
     Failure,
     Lazy,
     LoadResult,
     Note,
+    Records,
     Render,
     RenderCounts,
     Section,
@@ -80,7 +80,6 @@ class Pipeline:
         self.state: dict[str, Any] = {}
         self._appenders: dict[str, Appender] = {}
         self._views: OrderedDict[str, _View] = OrderedDict()
-        self._records_held: Held[tuple[SourceRecord, SourceRecord]] = Held()  # a lazy view's: holds no pipeline
         self._outcome: _Outcome | None = None
         file = os.path.abspath(config.file) if config is not None and config.file is not None else None
         self._manifests = events.Manifests(file)
@@ -271,7 +270,7 @@ class Pipeline:
         sections, drops, notes = self.processors(snapshot.sections, paths)
         block = self.formatter.format(sections)
         chars = block.chars or _chars(sections)
-        records = Lazy(functools.partial(_records, snapshot.records, chars, drops, notes, self._records_held))
+        records = Lazy(functools.partial(_records, snapshot.records, chars, drops, notes))
         view = _View(block.text, block.sha256, records, tuple(drops), tuple(notes))
         views = self._views
         views[key] = view
@@ -366,48 +365,35 @@ def _chars(sections: Sequence[Section]) -> dict[str, int]:
 
 
 def _records(
-    seen: Lazy[tuple[SourceRecord, ...]],
-    chars: Mapping[str, int],
-    drops: Sequence[Drop],
-    notes: Sequence[Note],
-    held: Held[tuple[SourceRecord, SourceRecord]],
+    seen: Records, chars: Mapping[str, int], drops: Sequence[Drop], notes: Sequence[Note]
 ) -> tuple[SourceRecord, ...]:
-    """The cache's records with what processing did: characters in the block, sources taken out, notes.
+    """The cache's records, sized by *chars*, with what processing did: sources taken out, notes."""
+    records = seen(chars)
+    return _with_parent_sizes(_processed(records, drops, notes) if drops or notes else records)
 
-    A record sized alone (nothing dropped or noted) is taken again from *held* while the cache's record and
-    its size are the same.
-    """
+
+def _processed(records: Sequence[SourceRecord], drops: Sequence[Drop], notes: Sequence[Note]) -> list[SourceRecord]:
+    """*records* with the sources processors took out marked skipped (and why), and each one's notes."""
     out = {d.section.source: d for d in drops}
     noted: dict[str, tuple[str, ...]] = {}
     for note in notes:
         noted[note.section.source] = (*noted.get(note.section.source, ()), note.event)
-    records = []
-    last, sized = held.last, held.start()
-    for record in seen():
+    changed = []
+    for record in records:
         key = record.source
-        if key in out:
-            drop = out[key]
+        drop = out.get(key)
+        if drop is not None:
             detail = drop.detail or f"by {drop.processor}"  # a processor's own words, else its token
-            record = record._replace(status=Status.SKIPPED, reason=drop.reason, detail=detail)
+            record = record._replace(status=Status.SKIPPED, reason=drop.reason, detail=detail, chars=0)
             if drop.reason is not SkipReason.NOT_APPLICABLE:  # logged as its source_dropped (a rule's: a skip)
                 noted[key] = (*noted.get(key, ()), "source_dropped")
-        elif key in chars and key not in noted:
-            found = last.get(key)
-            if found is None or found[0] is not record or found[1].chars != chars[key]:
-                found = (record, record.sized(chars[key]))
-            if sized is not None:
-                sized[key] = found
-            record = found[1]
-        elif key in chars:
-            record = record.sized(chars[key])
         if key in noted:
             record = record._replace(notes=noted[key])
-        records.append(record)
-    held.finish(sized)
-    return _with_parent_sizes(records)
+        changed.append(record)
+    return changed
 
 
-def _with_parent_sizes(records: list[SourceRecord]) -> tuple[SourceRecord, ...]:
+def _with_parent_sizes(records: Sequence[SourceRecord]) -> tuple[SourceRecord, ...]:
     """Records with each expanded source's ``chars`` the sum of its children's."""
     sizes: dict[str, int] = {}
     for record in records:

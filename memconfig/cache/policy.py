@@ -40,10 +40,10 @@ from ..drive import Flow, LoopBlocked, Shared
 from ..held import Held
 from ..model import (
     Failure,
-    Lazy,
     LoadRequest,
     LoadResult,
     LocalCheck,
+    Records,
     Section,
     SkipReason,
     Snapshot,
@@ -107,7 +107,7 @@ class PolicyCache:
         self._lock = threading.Lock()
         self._flights = Flights()
         self._latest = LatestCopies()
-        self._views: OrderedDict[str, tuple[tuple[Section, ...], Lazy[tuple[SourceRecord, ...]]]] = OrderedDict()
+        self._views: OrderedDict[str, tuple[tuple[Section, ...], Records]] = OrderedDict()
         self._quiet: OrderedDict[tuple[str, int], Snapshot] = OrderedDict()
         self._sections_held: Held[Section] = Held()  # the last sections made: given again while unchanged
         self._records_held: Held[_Recorded] = Held()
@@ -512,7 +512,7 @@ class PolicyCache:
             if view is None:
                 sections = _sections(meta, contents, self._imports, self._sections_held.last)
                 self._sections_held.last = {s.source: s for s in sections}
-                view = (sections, Lazy(functools.partial(_records, self.sources, meta, self._records_held)))
+                view = (sections, functools.partial(_records, self.sources, meta, self._records_held))
                 _remember(self._views, key, view)
         finally:
             if not locked:
@@ -537,11 +537,14 @@ class PolicyCache:
         return snapshot
 
 
-def _records(sources: Sequence[Source], meta: Meta, held: Held[_Recorded]) -> tuple[SourceRecord, ...]:
-    """Every source of *meta*, declared and expanded, in prompt order (a function: a lazy view of it holds no cache).
+def _records(
+    sources: Sequence[Source], meta: Meta, held: Held[_Recorded], chars: Mapping[str, int]
+) -> tuple[SourceRecord, ...]:
+    """Every source of *meta*, declared and expanded, in prompt order, each with its *chars* in the block.
 
-    A file's record is taken again from *held* while its entry is the same one (an unchanged source's).
-    The sources under an expanded one follow it (a loop over a stack, not recursion: no cycle to collect).
+    A function (a view of it holds no cache). A file's record is taken again from *held* while its entry
+    is the same one (an unchanged source's) and its size the same. The sources under an expanded one
+    follow it (a loop over a stack, not recursion: no cycle to collect).
     """
     entries = {e.key: e for e in meta.entries}
     out, expansions = meta.skipped, meta.expansions
@@ -552,11 +555,18 @@ def _records(sources: Sequence[Source], meta: Meta, held: Held[_Recorded]) -> tu
         key, name, url, parent, via = todo.pop()
         e = entries.get(key)
         if e is not None:
+            size = chars.get(key, 0)
             made = last.get(key)
-            if made is None or made[0] is not e or made[1].parent != parent or made[1].via != via:
+            if (
+                made is None
+                or made[0] is not e
+                or made[1].chars != size
+                or made[1].parent != parent
+                or made[1].via != via
+            ):
                 stale = e.stale
                 status = Status.LOADED if stale is None else Status.STALE
-                made = (e, SourceRecord(e.name, key, e.url, status, stale, "", 0, e.sha256, parent, via))
+                made = (e, SourceRecord(e.name, key, e.url, status, stale, "", size, e.sha256, parent, via))
             recorded[key] = made
             records.append(made[1])
         else:

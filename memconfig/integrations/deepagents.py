@@ -53,7 +53,7 @@ from ..format import TemplateFormatter
 from ..format.formatter import BlockSizes
 from ..format.markup import enclosing
 from ..load.backend import BackendLoader, BackendResult
-from ..model import Block, Lazy, Section, SkipReason, Snapshot, SourceRecord, Status
+from ..model import Block, Section, SkipReason, Snapshot, SourceRecord, Status
 from ..pipeline import Pipeline
 from ..sources import Source
 from ..sources.redact import Redactor, url_secrets
@@ -343,7 +343,7 @@ class ContentsView:
             "".join(f"{s.source}\x1f{s.sha256}\x1e" for s in sections).encode()
             + "".join(f"{s.key}\x1d" for s in missing).encode()
         ).hexdigest()
-        records = Lazy(functools.partial(_records, self.shown, sections))  # not self: no cycle through the view
+        records = functools.partial(_records, self.shown, sections)  # not self: no cycle through the view
         stats = {"cache_hits": len(sections), "sources_skipped": len(missing)}
         return Snapshot(tuple(sections), digest, records, (), stats)
 
@@ -359,13 +359,18 @@ def _sections(shown: Sequence[tuple[str, Source]], contents: Mapping[str, str]) 
     return out
 
 
-def _records(shown: Sequence[tuple[str, Source]], sections: Sequence[Section]) -> tuple[SourceRecord, ...]:
+def _records(
+    shown: Sequence[tuple[str, Source]], sections: Sequence[Section], chars: Mapping[str, int]
+) -> tuple[SourceRecord, ...]:
     held = {s.source: s for s in sections}
     records = []
     for key, source in dict(shown).items():
         section = held.get(key)
         if section is not None:
-            loaded = SourceRecord(source.name, source.key, source.display_url, Status.LOADED, sha256=section.sha256)
+            size = chars.get(source.key, 0)
+            loaded = SourceRecord(
+                source.name, source.key, source.display_url, Status.LOADED, chars=size, sha256=section.sha256
+            )
             records.append(loaded)
         else:
             detail = "not in the state"

@@ -16,7 +16,7 @@ the imports expander) import the leaf they need (``model.status``,
 """
 
 from .load import LoadRequest, LoadResult, LocalCheck
-from .render import Block, Lazy, Render, RenderCounts, Snapshot, SourceRecord
+from .render import Block, Lazy, Records, Render, RenderCounts, Snapshot, SourceRecord
 from .sections import NO_REASONS, Drop, Note, Processed, Section
 from .sources import ROOT_MARKERS, DiscoverSpec, ImportRef, ImportSettings, Markers, Spot
 from .status import Failure, SkipReason, Status
@@ -37,6 +37,7 @@ __all__ = [
     "Markers",
     "Note",
     "Processed",
+    "Records",
     "Render",
     "RenderCounts",
     "Section",

@@ -16,7 +16,7 @@ from .load import LoadResult
 from .sections import Section
 from .status import Failure, SkipReason, Status
 
-__all__ = ["Block", "Lazy", "Render", "Snapshot", "SourceRecord"]
+__all__ = ["Block", "Lazy", "Records", "Render", "Snapshot", "SourceRecord"]
 
 T = TypeVar("T")
 
@@ -70,6 +70,10 @@ class SourceRecord(NamedTuple):
         return SourceRecord._make((*self[:6], chars, *self[7:]))
 
 
+Records = Callable[[Mapping[str, int]], tuple[SourceRecord, ...]]
+"""Every source's record, given each section's characters in the block by key (the records' ``chars``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     """One consistent set of contents, in prompt order, plus what the pass did.
@@ -77,8 +81,8 @@ class Snapshot:
     Attributes:
         sections: the contents in the prompt, one section per source.
         digest: the identity of what the snapshot shows: sections and records.
-        records: every source, loaded or not, as the cache sees it (``chars`` not yet known);
-            made on first use.
+        records: every source, loaded or not, as the cache sees it, given each section's
+            characters in the block by key (a record's ``chars``): called once per block.
         results: what this pass read (empty when nothing was read).
         stats: what the cache did, for ``prompt_built``.
         failures: sources the render needed and did not get.
@@ -87,7 +91,7 @@ class Snapshot:
 
     sections: tuple[Section, ...]
     digest: str
-    records: Lazy[tuple[SourceRecord, ...]] = field(default_factory=lambda: Lazy(tuple))
+    records: Records = field(default=lambda chars: ())
     results: tuple[LoadResult, ...] = ()
     stats: Mapping[str, int] = field(default_factory=dict)
     failures: tuple[Failure, ...] = ()
