@@ -687,7 +687,7 @@ class Manifests:
     def log(self, sha256: str, chars: int, records: Sequence[SourceRecord]) -> None:
         """A render made a new block, *sha256*, of *chars* characters, holding *records*: its manifest."""
         if self._config is None:
-            named = self._file if self._file is not None else "\n".join(r.source for r in records if r.parent is None)
+            named = self._file if self._file is not None else "\n".join([r.source for r in records if r.parent is None])
             self._config = hashlib.sha256(named.encode("utf-8", "surrogateescape")).hexdigest()[:16]
         _log(PromptManifest(self._config, sha256, chars, self.entries(records)))
 
@@ -699,11 +699,15 @@ class Manifests:
         for record in records:
             key, parent = record.source, record.source in expanded
             found = last.get(key)
-            if found is None or found[0] is not record or found[1] is not parent:
-                found = (record, parent, manifest_entry(record, parent))
-            if made is not None:
-                made[key] = found
-            listed.append(found[2])
+            if found is not None and found[0] is record and found[1] is parent:
+                listed.append(found[2])
+                if made is not None:
+                    made[key] = found
+                continue
+            entry = manifest_entry(record, parent)
+            if made is not None:  # kept from the second block on
+                made[key] = (record, parent, entry)
+            listed.append(entry)
         self._held.finish(made)
         return listed
 

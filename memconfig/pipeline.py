@@ -31,7 +31,7 @@ from .model import (
 )
 from .process import ProcessorChain
 from .process.chain import Placed, Rule
-from .stages import Appender, Closing, Formatter, Loader, LoaderCapabilities, Processor, StateCache
+from .stages import Appender, Closing, Formatter, Loader, LoaderCapabilities, Processor, ServingCache, StateCache
 from .wiring import build_stages
 
 if TYPE_CHECKING:
@@ -71,7 +71,9 @@ class Pipeline:
         self.loader = loader
         self.cache = cache
         self.capabilities = LoaderCapabilities.of(loader)
-        """What the loader can do besides ``load``, asked once, here."""
+        """What the loader can do besides ``load``, asked once, here (and told to a cache that serves it)."""
+        if isinstance(cache, ServingCache):
+            cache.serve(loader, self.capabilities)
         self._closing = tuple(stage for stage in (cache, loader) if isinstance(stage, Closing))
         self.processors = ProcessorChain(processors)
         self.formatter = formatter

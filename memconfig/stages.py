@@ -32,6 +32,7 @@ __all__ = [
     "PathsProcessor",
     "Processor",
     "RevalidatingLoader",
+    "ServingCache",
     "StateCache",
     "TakingExpander",
     "Tokened",
@@ -133,6 +134,13 @@ class StateCache(Protocol):
     """Keeps contents in the caller's state and decides what must be (re)loaded."""
 
     def resolve(self, state: MutableMapping[str, Any], loader: Loader, *, force: bool = False) -> Flow[Snapshot]: ...
+
+
+@runtime_checkable
+class ServingCache(Protocol):
+    """A cache told, once, which loader it will serve and what that loader can do (asked of it once, not per render)."""
+
+    def serve(self, loader: Loader, can: LoaderCapabilities | None = None) -> LoaderCapabilities: ...
 
 
 @runtime_checkable

@@ -195,9 +195,10 @@ class PolicyCache:
             return self._merge(state, work, without_orphans(mark_repeats(results)))
         return self._merge(state, work, mark_repeats(results))
 
-    def serve(self, loader: Loader) -> LoaderCapabilities:
-        """Serve renders read by *loader*: what it can do is asked now, once (on the first render it reads)."""
-        can = LoaderCapabilities.of(loader)
+    def serve(self, loader: Loader, can: LoaderCapabilities | None = None) -> LoaderCapabilities:
+        """Serve renders read by *loader*, which can do *can* (asked of it now, if not given): asked once."""
+        if can is None:
+            can = LoaderCapabilities.of(loader)
         self._served = (loader, can)
         return can
 
@@ -549,7 +550,7 @@ def _records(
     entries = {e.key: e for e in meta.entries}
     out, expansions = meta.skipped, meta.expansions
     records: list[SourceRecord] = []
-    last, recorded = held.last, {}
+    last, recorded = held.last, held.start()
     todo: list[_Visit] = [(s.key, s.name, s.display_url, None, None) for s in reversed(sources)]
     while todo:
         key, name, url, parent, via = todo.pop()
@@ -557,18 +558,17 @@ def _records(
         if e is not None:
             size = chars.get(key, 0)
             made = last.get(key)
-            if (
-                made is None
-                or made[0] is not e
-                or made[1].chars != size
-                or made[1].parent != parent
-                or made[1].via != via
-            ):
+            kept = made[1] if made is not None and made[0] is e else None
+            if kept is not None and (kept.chars, kept.parent, kept.via) == (size, parent, via):
+                record = kept
+            else:
                 stale = e.stale
                 status = Status.LOADED if stale is None else Status.STALE
-                made = (e, SourceRecord(e.name, key, e.url, status, stale, "", size, e.sha256, parent, via))
-            recorded[key] = made
-            records.append(made[1])
+                record = SourceRecord(e.name, key, e.url, status, stale, "", size, e.sha256, parent, via)
+                made = None
+            if recorded is not None:
+                recorded[key] = made or (e, record)
+            records.append(record)
         else:
             records.append(_record_of(key, name, url, parent, via, out, expansions))
         x = expansions.get(key) if expansions else None
@@ -577,7 +577,7 @@ def _records(
                 (c, f.name, f.url, key, x.via) for c in x.children if (f := entries.get(c) or out.get(c)) is not None
             ]
             todo += reversed(under)
-    held.last = recorded
+    held.finish(recorded)
     return tuple(records)
 
 

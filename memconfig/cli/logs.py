@@ -90,17 +90,10 @@ def json_lines_logger(minimum: int) -> type[structlog.BoundLoggerBase]:
     import orjson  # the CLI's dependency; the library itself renders nothing
 
     stamp = UTCTimeStamper()
-    process = ProcessFields()
+    host = ProcessFields()._host
+    getpid = os.getpid
     dumps = orjson.dumps
     newline = orjson.OPT_APPEND_NEWLINE
-
-    def line(self: structlog.BoundLoggerBase, name: str, event: Any, args: tuple[Any, ...], kw: dict[str, Any]) -> None:
-        event_dict = {**self._context, **kw} if self._context else kw  # kw: this call's own dict
-        event_dict["event"] = event % args if args else event
-        event_dict["level"] = name
-        stamp(None, name, event_dict)
-        process(None, name, event_dict)
-        self._logger.msg(dumps(event_dict, default=str, option=newline))
 
     def method(name: str, number: int) -> Any:
         if number < minimum:
@@ -111,7 +104,13 @@ def json_lines_logger(minimum: int) -> type[structlog.BoundLoggerBase]:
             return dropped
 
         def emit(self: Any, event: Any = None, *args: Any, **kw: Any) -> None:
-            line(self, name, event, args, kw)
+            event_dict = {**self._context, **kw} if self._context else kw  # kw: this call's own dict
+            event_dict["event"] = event % args if args else event
+            event_dict["level"] = name
+            stamp(None, name, event_dict)
+            event_dict["host"] = host  # ProcessFields, in line
+            event_dict["pid"] = getpid()
+            self._logger.msg(dumps(event_dict, default=str, option=newline))
 
         return emit
 

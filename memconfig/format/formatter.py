@@ -82,7 +82,7 @@ class _LaidOut(NamedTuple):
     """A section as the formatter laid it out: kept while the same section comes back."""
 
     section: Section
-    pieces: tuple[str, ...]
+    pieces: list[str]  # never changed once made (a list: a tuple of it would be one more copy per section)
     chars: int  # its content's characters, as laid out (before escaping)
 
 
@@ -177,13 +177,18 @@ class TemplateFormatter:
         chars: dict[str, int] = {}
         separator = self.layout.separator
         for item in sections:
-            found = self._lay_out(item, held)
-            if laid_out is not None:
-                laid_out[item.source] = found
+            key = item.source
+            found = held.get(key)
+            if found is not None and found.section is item:
+                pieces, size = found.pieces, found.chars
+            else:
+                pieces, size = self._pieces(item)
+                if laid_out is not None:  # kept from the second call on (a first render is often the only one)
+                    laid_out[key] = _LaidOut(item, pieces, size)
             if body:
                 body.append(separator)
-            body += found.pieces
-            chars[item.source] = found.chars
+            body += pieces
+            chars[key] = size
         self._laid_out.finish(laid_out)
         pieces = self._framed(body)
         digest = hashlib.sha256()
@@ -203,29 +208,21 @@ class TemplateFormatter:
                 pieces.append(part)
         return pieces
 
-    def _lay_out(self, item: Section, held: Mapping[str, _LaidOut]) -> _LaidOut:
-        """*item*'s pieces in the block (its slots filled, escaped where the layout says), and its content's size.
-
-        Taken from *held* when it holds this very section.
-        """
-        found = held.get(item.source)
-        if found is not None and found.section is item:
-            return found
+    def _pieces(self, item: Section) -> tuple[list[str], int]:
+        """*item*'s pieces in the block (its slots filled, escaped where the layout says), and its content's size."""
         name = item.name
         title = self.titles.get(item.source, name) if self.titles else name
         content = item.text.rstrip() if self.layout.trim else item.text
         values = {"path": item.source, "name": name, "title": title, "content": content}
-        pieces = tuple(
-            [
-                literal
-                if slot is None
-                else values[slot]
-                if escape is None or (lt_only and "<" not in values[slot])
-                else escape(values[slot])
-                for slot, literal, escape, lt_only in self._parts
-            ]
-        )
-        return _LaidOut(item, pieces, len(content))
+        pieces = [
+            literal
+            if slot is None
+            else values[slot]
+            if escape is None or (lt_only and "<" not in values[slot])
+            else escape(values[slot])
+            for slot, literal, escape, lt_only in self._parts
+        ]
+        return pieces, len(content)
 
     def sizes(self, sections: Sequence[Section], count: Callable[[str], int] = len) -> BlockSizes:
         """The block's size for *sections* in parts, each measured with *count*: what budgets weigh.
@@ -241,5 +238,7 @@ class TemplateFormatter:
         held = self._laid_out.last
         laid_out = []
         for item in sections:
-            laid_out.append(count("".join(self._framed(list(self._lay_out(item, held).pieces)))) - frame)
+            found = held.get(item.source)
+            pieces = found.pieces if found is not None and found.section is item else self._pieces(item)[0]
+            laid_out.append(count("".join(self._framed(list(pieces)))) - frame)
         return BlockSizes(frame, empty, count(self.layout.separator), tuple(laid_out))

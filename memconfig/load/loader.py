@@ -351,7 +351,9 @@ class FsspecLoader:
                 return _not_regular(source, info, started)
             known = local_fingerprint(info)
             if known == request.fingerprint:
-                return _in_file(_unchanged(request, known, started), info)
+                result = _unchanged(request, known, started)
+                result.place = file_place(info)
+                return result
             # O_NONBLOCK: should the path have become a FIFO since, opening it does not wait for a writer
             # (and the read that follows sees another inode, below).
             fd = os.open(path, _OPEN_FLAGS)
@@ -370,7 +372,9 @@ class FsspecLoader:
             return _skipped(source, skip.reason, skip.detail, started)
         except Exception as exc:
             return self._failure(source, exc, started)
-        return _in_file(self._finish(request, data, known, started), info)
+        result = self._finish(request, data, known, started)
+        result.place = file_place(info)
+        return result
 
     def _outside(self, source: Source, path: str, started: float) -> LoadResult:
         assert self.confinement is not None
@@ -652,12 +656,6 @@ def _opened_path(fd: int, path: str) -> str:
         return os.readlink(f"/proc/self/fd/{fd}")
     except OSError:
         return os.path.realpath(path)
-
-
-def _in_file(result: LoadResult, info: os.stat_result) -> LoadResult:
-    """*result* with the local file it read as its place (:func:`~memconfig.load.files.file_place`)."""
-    result.place = file_place(info)
-    return result
 
 
 def _child(request: LoadRequest, child: Source) -> LoadRequest:

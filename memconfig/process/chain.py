@@ -147,10 +147,7 @@ class ProcessorChain:
                 reasons = returned.reasons
                 returned = returned.sections
             out = list(returned)
-            # After the first step, a section handed back as it came in is known not to be blank.
-            if len(out) != len(current) or any(
-                (first or s is not c) and _blank(s.text) for s, c in zip(out, current, strict=True)
-            ):
+            if len(out) != len(current) or _emptied(out, current, first):
                 kept = {s.source for s in out if not _blank(s.text)}
                 present = {s.source for s in out}
                 for section in current:
@@ -163,6 +160,18 @@ class ProcessorChain:
                 out = [s for s in out if not _blank(s.text)]
             current, first = out, False
         return current, drops, notes
+
+
+def _emptied(out: Sequence[Section], given: Sequence[Section], first: bool) -> bool:
+    """Whether a step that handed back as many sections as *given* left one blank.
+
+    After the *first* step, a section handed back as it came in is known not to be blank.
+    (A loop, not ``any()`` over a generator: it runs once per section of every render.)
+    """
+    for s, c in zip(out, given, strict=True):  # noqa: SIM110
+        if (first or s is not c) and _blank(s.text):
+            return True
+    return False
 
 
 def _blank(text: str) -> bool:
