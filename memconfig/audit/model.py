@@ -13,7 +13,7 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import Status
+from ..model import Status, source_label
 
 __all__ = [
     "IN_PROMPT",
@@ -159,13 +159,6 @@ class RenderFailure:
     def label(self) -> str:
         """How a report names it: by its name, the URL beside it where they differ (else its key)."""
         return source_label(self.name or self.source, self.source, self.url)
-
-
-def source_label(name: str, key: str, url: str) -> str:
-    """A source as reports name it: the name the user gave, and its URL beside it where the name is not its key."""
-    if name and name != key:
-        return f"{name} ({url or key})"
-    return key
 
 
 @dataclass(slots=True)

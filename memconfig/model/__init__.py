@@ -19,7 +19,7 @@ from .load import LoadRequest, LoadResult, LocalCheck
 from .render import Block, Lazy, Records, Render, RenderCounts, Snapshot, SourceRecord
 from .sections import NO_REASONS, Drop, Note, Processed, Section
 from .sources import ROOT_MARKERS, DiscoverSpec, ImportRef, ImportSettings, Markers, Spot
-from .status import Failure, SkipReason, Status
+from .status import Failure, SkipReason, Status, source_label
 
 __all__ = [
     "NO_REASONS",
@@ -46,4 +46,5 @@ __all__ = [
     "SourceRecord",
     "Spot",
     "Status",
+    "source_label",
 ]

@@ -7,9 +7,10 @@ through these enums; as ``str`` subclasses they are written as their values.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["Failure", "SkipReason", "Status"]
+__all__ = ["Failure", "SkipReason", "Status", "source_label"]
 
 
 class Status(enum.StrEnum):
@@ -91,10 +92,18 @@ class Failure:
     @property
     def label(self) -> str:
         """How messages name the source: by the name the user gave, the URL beside it (else the key alone)."""
-        if self.name and self.name != self.source:
-            return f"{self.name!r} ({self.url or self.source})"
-        return repr(self.source)
+        return source_label(self.name, self.source, self.url, repr)
 
     def __str__(self) -> str:
         text = f"{self.label}: {self.reason}"
         return f"{text} ({self.detail})" if self.detail else text
+
+
+def source_label(name: str, key: str, url: str, show: Callable[[str], str] = str) -> str:
+    """A source as messages and reports name it: the name the user gave, its URL beside it (unless the name is its key).
+
+    *show* writes the name (or the key alone): ``repr`` in a message, where it is quoted.
+    """
+    if name and name != key:
+        return f"{show(name)} ({url or key})"
+    return show(key)
