@@ -51,13 +51,13 @@ class UTCTimeStamper:
 class ProcessFields:
     """Adds ``host`` and ``pid``: so ``memconfig audit`` tells apart the renders of many hosts and runs in one log."""
 
-    __slots__ = ("_host",)
+    __slots__ = ("host",)
 
     def __init__(self) -> None:
-        self._host = socket.gethostname()
+        self.host = socket.gethostname()
 
     def __call__(self, logger: Any, method_name: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
-        event_dict["host"] = self._host
+        event_dict["host"] = self.host
         event_dict["pid"] = os.getpid()  # read each time: a forked worker is another process
         return event_dict
 
@@ -90,7 +90,7 @@ def json_lines_logger(minimum: int) -> type[structlog.BoundLoggerBase]:
     import orjson  # the CLI's dependency; the library itself renders nothing
 
     stamp = UTCTimeStamper()
-    host = ProcessFields()._host
+    host = ProcessFields().host
     getpid = os.getpid
     dumps = orjson.dumps
     newline = orjson.OPT_APPEND_NEWLINE
