@@ -181,6 +181,8 @@ class TemplateFormatter:
             found = held.get(key)
             if found is not None and found.section is item:
                 pieces, size = found.pieces, found.chars
+                if laid_out is not None:
+                    laid_out[key] = found
             else:
                 pieces, size = self._pieces(item)
                 if laid_out is not None:  # kept from the second call on (a first render is often the only one)
