@@ -94,3 +94,29 @@ def _rest(preset: str) -> dict[str, object]:
         "empty": layout.empty,
         "strip_html_comments": layout.strip_html_comments,
     }
+
+
+class CountingFormatter(TemplateFormatter):
+    """Counts the sections it lays out (rather than takes again from the call before)."""
+
+    laid_out = 0
+
+    def _pieces(self, item: Section) -> tuple[list[str], int]:
+        self.laid_out += 1
+        return super()._pieces(item)
+
+
+def test_each_call_lays_out_only_the_sections_that_changed() -> None:
+    """One section replaced per call: that one alone is laid out again, call after call, and the block is as fresh."""
+    sections = [Section(f"/m/{i}.md", f"{i}.md", f"/m/{i}.md", f"text {i}") for i in range(6)]
+    formatter = CountingFormatter()
+    formatter.format(sections)
+    formatter.format(sections)
+    counts = []
+    for turn in range(5):
+        sections[turn] = sections[turn].with_text(f"edited {turn}")
+        formatter.laid_out = 0
+        block = formatter.format(sections)
+        counts.append(formatter.laid_out)
+        assert block == TemplateFormatter().format(sections)
+    assert counts == [1, 1, 1, 1, 1]
