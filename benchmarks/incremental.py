@@ -197,7 +197,7 @@ def main() -> int:
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     reps = 5 if args.quick else 15
-    devnull = open(os.devnull, "wb")  # noqa: SIM115 - binary, as the CLI opens its JSON log
+    devnull = open(os.devnull, "wb", buffering=0)  # noqa: SIM115 - binary, unbuffered: as the CLI opens its log file
     configure_cli_logging("json", "info", devnull)
     print(f"memconfig {memconfig.__version__} ({Path(memconfig.__file__).parent}) · sizes {sizes}", flush=True)
     rows: list[Row] = []

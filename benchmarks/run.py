@@ -783,7 +783,7 @@ def main() -> int:
         return 0
     chosen = [n for n in NAMES if not args.only or n in args.only]
 
-    devnull = open(os.devnull, "wb")  # noqa: SIM115 - binary, as the CLI opens its JSON log
+    devnull = open(os.devnull, "wb", buffering=0)  # noqa: SIM115 - binary, unbuffered: as the CLI opens its log file
     configure_cli_logging("json", "info", devnull)  # as the CLI does, with logging.format: json
 
     started = time.perf_counter()

@@ -209,7 +209,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     args = parser.parse_args()
-    devnull = open(os.devnull, "wb")  # noqa: SIM115 - binary, as the CLI opens its JSON log
+    devnull = open(os.devnull, "wb", buffering=0)  # noqa: SIM115 - binary, unbuffered: as the CLI opens its log file
     configure_cli_logging("json", "info", devnull)
     with tempfile.TemporaryDirectory(prefix="memconfig-watch-bench-") as folder:
         root = Path(folder)

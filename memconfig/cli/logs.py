@@ -63,20 +63,39 @@ class ProcessFields:
 
 
 class JSONLinesFile:
-    """Where the CLI's JSON lines go: each line (its newline included) one write, then flushed.
+    """Where the CLI's JSON lines go: each line (its newline included) one write, whole.
 
     One ``write`` call per line keeps lines whole across threads (a buffered
-    file writes each call under its own lock), so no lock of ours is taken.
+    file writes each call under its own lock), so no lock of ours is taken. A
+    buffered file is flushed after each line; an unbuffered one (the CLI opens
+    its log file so) is written once, straight to the file, with no flush to
+    make (a short write, which a regular file does not make, writes the rest).
     """
 
-    __slots__ = ("_flush", "_write")
+    __slots__ = ("msg",)
 
     def __init__(self, file: BinaryIO) -> None:
-        self._write, self._flush = file.write, file.flush
+        write = file.write
+        if isinstance(file, io.RawIOBase):
 
-    def msg(self, line: bytes) -> None:
-        self._write(line)
-        self._flush()
+            def msg(line: bytes) -> None:
+                written = write(line)
+                while written is not None and written < len(line):
+                    line = line[written:]
+                    written = write(line)
+
+        else:
+            flush = file.flush
+
+            def msg(line: bytes) -> None:
+                write(line)
+                flush()
+
+        self.msg = msg
+
+
+_pid = [os.getpid()]  # read by every line; a forked worker is another process, with its own
+os.register_at_fork(after_in_child=lambda: _pid.__setitem__(0, os.getpid()))
 
 
 def json_lines_logger(minimum: int) -> type[structlog.BoundLoggerBase]:
@@ -91,7 +110,7 @@ def json_lines_logger(minimum: int) -> type[structlog.BoundLoggerBase]:
 
     stamp = UTCTimeStamper()
     host = ProcessFields().host
-    getpid = os.getpid
+    pid = _pid
     dumps = orjson.dumps
     newline = orjson.OPT_APPEND_NEWLINE
 
@@ -109,7 +128,7 @@ def json_lines_logger(minimum: int) -> type[structlog.BoundLoggerBase]:
             event_dict["level"] = name
             stamp(None, name, event_dict)
             event_dict["host"] = host  # ProcessFields, in line
-            event_dict["pid"] = getpid()
+            event_dict["pid"] = pid[0]
             self._logger.msg(dumps(event_dict, default=str, option=newline))
 
         return emit
@@ -162,7 +181,8 @@ def cli_logging(config: Config, args: argparse.Namespace) -> Iterator[None]:
         stream = sys.stderr.buffer if binary else sys.stderr
     else:
         try:
-            stream = open(target, "ab") if binary else open(target, "a", encoding="utf-8")  # noqa: SIM115
+            # JSON lines unbuffered: each one a single write to the file, no flush after it
+            stream = open(target, "ab", buffering=0) if binary else open(target, "a", encoding="utf-8")  # noqa: SIM115
         except OSError as exc:
             shown = mask(str(target), config.secret_values)
             raise ConfigError(f"cannot open log file {shown}: {exc.strerror or exc}") from None

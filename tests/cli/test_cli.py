@@ -865,3 +865,66 @@ def test_a_removed_working_directory_is_a_clear_error_not_a_traceback(tmp_path: 
         f"memconfig: error: {config}: the working directory no longer exists: run from a folder that does"
     )
     assert result.stdout == ""
+
+
+def test_json_lines_reach_an_unbuffered_log_whole_even_through_short_writes() -> None:
+    """The CLI's log file is unbuffered: each line is one write with no flush; a short write writes the rest."""
+    import io
+
+    import orjson
+    import structlog
+
+    from memconfig.cli.logs import configure_cli_logging
+
+    class Short(io.RawIOBase):
+        """A raw file that takes at most 7 bytes per write, as a pipe or a full disk may."""
+
+        def __init__(self) -> None:
+            self.data = bytearray()
+            self.calls = 0
+
+        def writable(self) -> bool:
+            return True
+
+        def write(self, b: Any) -> int:
+            self.calls += 1
+            taken = bytes(b[:7])
+            self.data += taken
+            return len(taken)
+
+    raw = Short()
+    configure_cli_logging("json", "info", raw)
+    structlog.get_logger("memconfig").info("source_loaded", source="a.md", chars=12)
+    structlog.get_logger("memconfig").info("prompt_built", chars=99)
+    lines = [orjson.loads(line) for line in bytes(raw.data).splitlines()]
+    assert [(line["event"], line.get("source")) for line in lines] == [
+        ("source_loaded", "a.md"),
+        ("prompt_built", None),
+    ]
+    assert raw.calls > 2  # the lines did come in pieces
+
+
+def test_a_forked_worker_logs_its_own_pid(tmp_path: Path) -> None:
+    """``pid`` is read once per process, and again in a forked child: the audit tells the two runs apart."""
+    import io
+
+    import orjson
+    import structlog
+
+    from memconfig.cli.logs import configure_cli_logging
+
+    log = tmp_path / "log.jsonl"
+    stream = open(log, "ab", buffering=0)  # noqa: SIM115 - closed below, in both processes
+    assert isinstance(stream, io.RawIOBase)
+    configure_cli_logging("json", "info", stream)
+    structlog.get_logger("memconfig").info("prompt_built", who="parent")
+    child = os.fork()
+    if child == 0:  # the child: log one line and leave without running the parent's cleanup
+        try:
+            structlog.get_logger("memconfig").info("prompt_built", who="child")
+        finally:
+            os._exit(0)
+    os.waitpid(child, 0)
+    stream.close()
+    lines = [orjson.loads(line) for line in log.read_bytes().splitlines()]
+    assert [(line["who"], line["pid"]) for line in lines] == [("parent", os.getpid()), ("child", child)]
