@@ -80,7 +80,7 @@ class JSONLinesFile:
 
             def msg(line: bytes) -> None:
                 written = write(line)
-                while written is not None and written < len(line):
+                while written and written < len(line):  # 0 or None (nothing taken): given up, never a spin
                     line = line[written:]
                     written = write(line)
 

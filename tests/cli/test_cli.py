@@ -928,3 +928,28 @@ def test_a_forked_worker_logs_its_own_pid(tmp_path: Path) -> None:
     stream.close()
     lines = [orjson.loads(line) for line in log.read_bytes().splitlines()]
     assert [(line["who"], line["pid"]) for line in lines] == [("parent", os.getpid()), ("child", child)]
+
+
+def test_a_log_file_that_takes_nothing_costs_the_line_not_a_hang() -> None:
+    """A raw file whose write takes 0 bytes (nothing written, no error): the line is given up, the call returns."""
+    import io
+
+    import structlog
+
+    from memconfig.cli.logs import configure_cli_logging
+
+    class Full(io.RawIOBase):
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def writable(self) -> bool:
+            return True
+
+        def write(self, b: Any) -> int:
+            self.calls += 1
+            return 0
+
+    full = Full()
+    configure_cli_logging("json", "info", full)
+    structlog.get_logger("memconfig").info("prompt_built", chars=1)
+    assert full.calls == 1
