@@ -48,6 +48,10 @@ class UTCTimeStamper:
         return event_dict
 
 
+_pid = [os.getpid()]  # read by every line; a forked worker is another process, with its own
+os.register_at_fork(after_in_child=lambda: _pid.__setitem__(0, os.getpid()))
+
+
 class ProcessFields:
     """Adds ``host`` and ``pid``: so ``memconfig audit`` tells apart the renders of many hosts and runs in one log."""
 
@@ -58,7 +62,7 @@ class ProcessFields:
 
     def __call__(self, logger: Any, method_name: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
         event_dict["host"] = self.host
-        event_dict["pid"] = os.getpid()  # read each time: a forked worker is another process
+        event_dict["pid"] = _pid[0]
         return event_dict
 
 
@@ -92,10 +96,6 @@ class JSONLinesFile:
                 flush()
 
         self.msg = msg
-
-
-_pid = [os.getpid()]  # read by every line; a forked worker is another process, with its own
-os.register_at_fork(after_in_child=lambda: _pid.__setitem__(0, os.getpid()))
 
 
 def json_lines_logger(minimum: int) -> type[structlog.BoundLoggerBase]:
