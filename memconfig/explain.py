@@ -50,7 +50,14 @@ if TYPE_CHECKING:
 __all__ = ["Candidate", "Check", "Explanation", "PlannedFolder", "PlannedSource", "explain", "plan_sources"]
 
 Verdict = Literal["read", "refused", "skipped", "expanded", "not_expanded"]
-_REFUSALS = frozenset({SkipReason.OUTSIDE_ROOT, SkipReason.PROTOCOL_NOT_ALLOWED, SkipReason.HOST_NOT_ALLOWED})
+_REFUSALS = frozenset(
+    {
+        SkipReason.OUTSIDE_ROOT,
+        SkipReason.PROTOCOL_NOT_ALLOWED,
+        SkipReason.HOST_NOT_ALLOWED,
+        SkipReason.OPTION_NOT_ALLOWED,
+    }
+)
 _NOT_CONTACTED = "not contacted: a dry run reads nothing"
 _T = TypeVar("_T")
 

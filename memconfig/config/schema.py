@@ -311,7 +311,11 @@ class LoaderConfig(_Model):
     allowed_protocols: list[str] | None = None
     """Protocols a source may use, each link of a chained URL included (``None``: any)."""
     allowed_hosts: list[str] | None = None
-    """Hosts an HTTP source, and every redirect it follows, may reach; ``*.example.com`` matches subdomains."""
+    """Hosts a source may connect to (its URL's, every redirect's, a proxy's, an endpoint's); ``*.example.com``
+    matches subdomains."""
+    allowed_options: list[str] | None = None
+    """Storage options (dotted names: ``client_kwargs.trust_env``) allowed under an allow-list although memconfig
+    cannot judge what they reach."""
 
     @field_validator("allowed_roots")
     @classmethod

@@ -1,9 +1,12 @@
 """Confinement: which folders, protocols and hosts a config's sources may reach.
 
 A config often comes from a repository someone else controls; ``loader.allowed_roots``,
-``allowed_protocols`` and ``allowed_hosts`` say what it may read. The checks run where
-the reads happen (symlinks are resolved at read time, not when the config is loaded),
-and a refusal is a skip with its reason, like any other source that cannot go in.
+``allowed_protocols`` and ``allowed_hosts`` say what it may read. They judge every place
+a source reaches (:func:`memconfig.sources.reach.reach`: its URL's links and what its
+storage options name), and with any of them set, an option memconfig cannot judge is
+refused unless ``loader.allowed_options`` lists it. The checks run where the reads happen
+(symlinks are resolved at read time, not when the config is loaded), and a refusal is a
+skip with its reason, like any other source that cannot go in.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ import fsspec
 
 from ..model import SkipReason
 from ..sources.hosts import HTTP, host_allowed, shown_host
-from ..sources.urls import LOCAL, chain, local_path_in, static_prefix
+from ..sources.reach import Reached, connects, reach
+from ..sources.urls import LOCAL, local_path_in, static_prefix
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -57,8 +61,9 @@ class Confinement:
         roots: local files must resolve inside these folders (``None``: anywhere).
         protocols: the protocols every link of a source's URL must use (``None``: any);
             an fsspec alias counts as its filesystem's protocol (``local`` is ``file``).
-        hosts: the hosts HTTP sources may reach (``None``: any); ``*.example.com``
-            matches its subdomains, ``host:port`` one port.
+        hosts: the hosts sources may connect to (``None``: any), through their URL, a
+            proxy or an endpoint; ``*.example.com`` matches its subdomains, ``host:port`` one port.
+        options: storage options (dotted names) allowed although memconfig cannot judge them.
     """
 
     def __init__(
@@ -66,10 +71,12 @@ class Confinement:
         roots: Sequence[str] | None = None,
         protocols: Sequence[str] | None = None,
         hosts: Sequence[str] | None = None,
+        options: Sequence[str] = (),
     ) -> None:
         self.roots = Roots(roots) if roots is not None else None
         self.protocols = frozenset(protocols) if protocols is not None else None
         self.hosts = tuple(h.lower() for h in hosts) if hosts is not None else None
+        self.options = frozenset(options)
 
     @classmethod
     def from_config(cls, opts: LoaderConfig, base: Path) -> Confinement | None:
@@ -77,37 +84,95 @@ class Confinement:
         if opts.allowed_roots is None and opts.allowed_protocols is None and opts.allowed_hosts is None:
             return None
         roots = None if opts.allowed_roots is None else [str(base / os.path.expanduser(r)) for r in opts.allowed_roots]
-        return cls(roots, opts.allowed_protocols, opts.allowed_hosts)
+        return cls(roots, opts.allowed_protocols, opts.allowed_hosts, opts.allowed_options or ())
 
     def __repr__(self) -> str:
-        return f"Confinement(roots={self.roots!r}, protocols={self.protocols!r}, hosts={self.hosts!r})"
+        return (
+            f"Confinement(roots={self.roots!r}, protocols={self.protocols!r}, hosts={self.hosts!r},"
+            f" options={sorted(self.options)!r})"
+        )
 
     @property
     def token(self) -> str:
         """What is allowed: a state read under another allowance is read afresh."""
         roots = None if self.roots is None else self.roots.folders
-        return repr((roots, None if self.protocols is None else sorted(self.protocols), self.hosts))
+        protocols = None if self.protocols is None else sorted(self.protocols)
+        return repr((roots, protocols, self.hosts, *([sorted(self.options)] if self.options else [])))
 
     def refusal(self, source: Source) -> tuple[SkipReason, str] | None:
-        """Why *source* may not be read, judged from its URL (a plain local file's folder is checked at its read).
+        """Why *source* may not be read, judged from its URL and its storage options, secrets masked.
 
         The local paths inside a URL (the archive of ``zip://a.md::/srv/x.zip``,
-        the repository of ``git:///srv/repo:v1@a.md``) are resolved here.
+        the repository of ``git:///srv/repo:v1@a.md``) and those its options name
+        (``fo``, ``cache_storage``) are resolved here; a plain local file's folder
+        is checked at its read.
         """
-        for part in chain(source.url):
-            protocol = part.protocol or "file"
-            if self.protocols is not None and not _aliases(protocol) & self.protocols:
-                return SkipReason.PROTOCOL_NOT_ALLOWED, f"protocol {protocol!r} is not in loader.allowed_protocols"
-            if self.hosts is not None and protocol in HTTP and not host_allowed(part.text, self.hosts):
-                return SkipReason.HOST_NOT_ALLOWED, f"host {shown_host(part.text)!r} is not in loader.allowed_hosts"
-            if self.roots is None:
-                continue
-            if source.chained or protocol not in LOCAL:
-                path = local_path_in(part)
-                if path is not None and not self.roots.holds(os.path.realpath(path)):
-                    return SkipReason.OUTSIDE_ROOT, self.outside(path)
-            elif source.glob and not self.roots.may_hold(os.path.realpath(static_prefix(part.path) or ".")):
-                return SkipReason.OUTSIDE_ROOT, f"{self.outside(static_prefix(part.path))}: nothing was listed"
+        for place in reach(source.url, source.storage_options):
+            refused = self._judge(place, source)
+            if refused is not None:
+                return refused[0], source.redact(refused[1])
+        return None
+
+    def _judge(self, place: Reached, source: Source) -> tuple[SkipReason, str] | None:
+        """Why the one *place* may not be reached, the option naming it first in the detail."""
+        kind = place.kind
+        if kind == "unknown" or kind == "unchecked":
+            if place.option in self.options:
+                return None
+            if kind == "unknown":
+                why = "is not one memconfig can check; list it in loader.allowed_options to allow it"
+                return SkipReason.OPTION_NOT_ALLOWED, f"{place.where} {why}"
+            return SkipReason.OPTION_NOT_ALLOWED, f"{place.where}: {place.value}"
+        if kind == "link":
+            refused = self._link(place, source)
+        elif kind == "protocol":
+            refused = self._protocol(place.value)
+        elif kind == "host":
+            refused = self._host(place.value)
+        elif self.roots is not None and not self.roots.holds(os.path.realpath(place.value)):
+            refused = SkipReason.OUTSIDE_ROOT, self.outside(place.value)
+        else:
+            refused = None
+        if refused is None or not place.where:
+            return refused
+        return refused[0], f"{place.where}: {refused[1]}"
+
+    def _link(self, place: Reached, source: Source) -> tuple[SkipReason, str] | None:
+        part = place.part
+        assert part is not None
+        protocol = part.protocol or "file"
+        refused = self._protocol(protocol)
+        if refused is not None:
+            return refused
+        if self.hosts is not None:
+            host = connects(part, place.options or {})
+            if host is False:
+                return (
+                    SkipReason.HOST_NOT_ALLOWED,
+                    f"protocol {protocol!r} connects to hosts memconfig cannot tell, and loader.allowed_hosts is set",
+                )
+            refused = self._host(host.value) if host is not None else None
+            if refused is not None:
+                assert host is not None
+                return refused[0], f"{host.where}: {refused[1]}" if host.where and not place.where else refused[1]
+        if self.roots is None:
+            return None
+        if place.option or source.chained or protocol not in LOCAL:
+            path = local_path_in(part)
+            if path is not None and not self.roots.holds(os.path.realpath(path)):
+                return SkipReason.OUTSIDE_ROOT, self.outside(path)
+        elif source.glob and not self.roots.may_hold(os.path.realpath(static_prefix(part.path) or ".")):
+            return SkipReason.OUTSIDE_ROOT, f"{self.outside(static_prefix(part.path))}: nothing was listed"
+        return None
+
+    def _protocol(self, protocol: str) -> tuple[SkipReason, str] | None:
+        if self.protocols is not None and not _aliases(protocol) & self.protocols:
+            return SkipReason.PROTOCOL_NOT_ALLOWED, f"protocol {protocol!r} is not in loader.allowed_protocols"
+        return None
+
+    def _host(self, url: str) -> tuple[SkipReason, str] | None:
+        if self.hosts is not None and not host_allowed(url, self.hosts):
+            return SkipReason.HOST_NOT_ALLOWED, f"host {shown_host(url)!r} is not in loader.allowed_hosts"
         return None
 
     def outside(self, path: str) -> str:

@@ -1,0 +1,248 @@
+"""Storage options that name data are confined as a source's URL is: ``fo``, targets, proxies, endpoints, caches."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from structlog.testing import capture_logs
+from support.pipelines import events_named, plain_pipeline
+
+from memconfig import Pipeline
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """``project/`` (the allowed root) beside ``outside/``, each with an archive holding ``s.txt``."""
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    project.mkdir()
+    outside.mkdir()
+    (project / "AGENTS.md").write_text("inside")
+    (outside / "secret.md").write_text("outside text")
+    for folder, text in ((project, "zipped inside"), (outside, "zipped outside")):
+        with zipfile.ZipFile(folder / "x.zip", "w") as z:
+            z.writestr("s.txt", text)
+    with tarfile.open(outside / "x.tar", "w") as t:
+        t.add(outside / "secret.md", arcname="s.txt")
+    return project
+
+
+def _skips(logs: list[dict[str, Any]]) -> dict[str, tuple[str, str]]:
+    return {e["source"]: (e["reason"], e["detail"]) for e in events_named(logs, "source_skipped")}
+
+
+def _render(tree: Path, sources: list[Any], **sections: Any) -> tuple[str, dict[str, tuple[str, str]]]:
+    sections.setdefault("loader", {"allowed_roots": ["."]})
+    with capture_logs() as logs:
+        text = plain_pipeline(tree, [*sources, "AGENTS.md"], **sections).render()
+    return text, _skips(logs)
+
+
+def test_an_archive_named_by_fo_outside_the_roots_is_refused(tree: Path) -> None:
+    outside = tree.parent / "outside" / "x.zip"
+    text, skips = _render(tree, [{"url": "zip://s.txt", "storage_options": {"fo": str(outside)}}])
+    assert text == "inside"
+    reason, detail = skips["zip://s.txt"]
+    assert reason == "outside_root"
+    assert detail == f"storage option 'fo': {outside} is outside loader.allowed_roots"
+
+
+def test_an_archive_named_by_fo_inside_the_roots_is_read(tree: Path) -> None:
+    text, skips = _render(tree, [{"url": "zip://s.txt", "storage_options": {"fo": str(tree / "x.zip")}}])
+    assert (text, skips) == ("zipped inside\n\ninside", {})
+
+
+def test_a_storage_section_is_confined_as_the_source_own_options_are(tree: Path) -> None:
+    outside = tree.parent / "outside" / "x.tar"
+    text, skips = _render(tree, ["tar://s.txt"], storage={"tar": {"fo": str(outside)}}, loader={"allowed_roots": ["."]})
+    assert text == "inside"
+    assert skips["tar://s.txt"][0] == "outside_root"
+    assert "outside text" not in text
+
+
+def test_the_targets_of_a_reference_mapping_are_confined(tree: Path) -> None:
+    secret = tree.parent / "outside" / "secret.md"
+    refs = {"a.md": [f"file://{secret}"], "b.md": "inline text"}
+    source = {"url": "reference://a.md", "storage_options": {"fo": refs, "remote_protocol": "file"}}
+    text, skips = _render(tree, [source])
+    assert text == "inside"
+    assert skips["reference://a.md"] == (
+        "outside_root",
+        f"storage option 'fo' (reference 'a.md'): {secret} is outside loader.allowed_roots",
+    )
+
+
+def test_a_reference_mapping_inside_the_roots_is_read(tree: Path) -> None:
+    refs = {"a.md": [f"file://{tree}/AGENTS.md"]}
+    source = {"url": "reference://a.md", "storage_options": {"fo": refs, "remote_protocol": "file"}}
+    text, skips = _render(tree, [source])
+    assert (text, skips) == ("inside\n\ninside", {})
+
+
+def test_a_reference_file_is_refused_under_confinement_as_its_targets_cannot_be_checked_first(tree: Path) -> None:
+    (tree / "refs.json").write_text(json.dumps({"a.md": [f"file://{tree.parent}/outside/secret.md"]}))
+    source = {"url": "reference://a.md", "storage_options": {"fo": str(tree / "refs.json")}}
+    text, skips = _render(tree, [source])
+    assert text == "inside"
+    reason, detail = skips["reference://a.md"]
+    assert reason == "option_not_allowed"
+    assert "a reference file's targets cannot be checked before it is read" in detail
+
+
+def test_a_target_protocol_must_be_allowed(tree: Path, memfs: Any) -> None:
+    memfs.pipe("/x.zip", (tree / "x.zip").read_bytes())
+    source = {"url": "zip://s.txt", "storage_options": {"fo": "/x.zip", "target_protocol": "memory"}}
+    text, skips = _render(tree, [source], loader={"allowed_protocols": ["file", "zip"]})
+    assert text == "inside"
+    assert skips["zip://s.txt"] == (
+        "protocol_not_allowed",
+        "storage option 'target_protocol': protocol 'memory' is not in loader.allowed_protocols",
+    )
+
+
+def test_a_cache_folder_outside_the_roots_is_refused(tree: Path, tmp_path: Path) -> None:
+    url = f"simplecache::{tree}/AGENTS.md"
+    source = {"url": url, "storage_options": {"simplecache": {"cache_storage": str(tmp_path / "elsewhere")}}}
+    _text, skips = _render(tree, [source])
+    assert skips[url] == (
+        "outside_root",
+        f"storage option 'simplecache.cache_storage': {tmp_path / 'elsewhere'} is outside loader.allowed_roots",
+    )
+    assert not (tmp_path / "elsewhere").exists()
+
+
+def test_a_proxy_to_another_host_is_refused_and_never_asked(tree: Path, web: Any) -> None:
+    url = web.serve("/a.md", "over http")
+    source = {"url": url, "storage_options": {"proxy": "http://internal.example:3128"}}
+    text, skips = _render(tree, [source], loader={"allowed_hosts": ["127.0.0.1"]})
+    assert text == "inside"
+    assert skips[url] == (
+        "host_not_allowed",
+        "storage option 'proxy': host 'internal.example:3128' is not in loader.allowed_hosts",
+    )
+    assert not web.hits
+
+
+def test_a_client_proxy_is_checked_as_a_proxy_is(tree: Path, web: Any) -> None:
+    url = web.serve("/a.md", "over http")
+    source = {"url": url, "storage_options": {"client_kwargs": {"proxy": f"http://127.0.0.1:{web.port}"}}}
+    _text, skips = _render(tree, [source], loader={"allowed_hosts": ["docs.example.com", "127.0.0.1"]})
+    assert skips == {}
+
+
+def test_an_s3_endpoint_is_a_host_to_allow(tree: Path, bucket: Any) -> None:
+    url = bucket.put("a.md", "from s3")
+    endpoint = bucket.server.endpoint_url
+    host = endpoint.removeprefix("http://")
+    storage = bucket.storage()
+    text, skips = _render(tree, [url], storage=storage, loader={"allowed_hosts": ["docs.example.com"]})
+    assert skips[url] == (
+        "host_not_allowed",
+        f"storage option 'endpoint_url': host '{host}' is not in loader.allowed_hosts",
+    )
+    text, skips = _render(tree, [url], storage=storage, loader={"allowed_hosts": ["127.0.0.1"]})
+    assert (text, skips) == ("from s3\n\ninside", {})
+
+
+def test_an_s3_endpoint_in_client_kwargs_is_checked_too(tree: Path, bucket: Any) -> None:
+    url = bucket.put("a.md", "from s3")
+    options = bucket.server.options()
+    options["client_kwargs"] = {"endpoint_url": options.pop("endpoint_url")}
+    _text, skips = _render(tree, [url], storage={"s3": options}, loader={"allowed_hosts": ["docs.example.com"]})
+    assert skips[url][0] == "host_not_allowed"
+    assert skips[url][1].startswith("storage option 'client_kwargs.endpoint_url': host '127.0.0.1:")
+
+
+def test_s3_without_an_endpoint_reaches_aws_which_must_be_allowed(tree: Path) -> None:
+    _text, skips = _render(tree, ["s3://bucket/a.md"], loader={"allowed_hosts": ["docs.example.com"]})
+    assert skips["s3://bucket/a.md"] == ("host_not_allowed", "host 's3.amazonaws.com' is not in loader.allowed_hosts")
+
+
+def test_a_protocol_whose_host_memconfig_cannot_tell_is_refused_under_allowed_hosts(tree: Path) -> None:
+    _text, skips = _render(tree, ["dbfs://folder/a.md"], loader={"allowed_hosts": ["docs.example.com"]})
+    assert skips["dbfs://folder/a.md"] == (
+        "host_not_allowed",
+        "protocol 'dbfs' connects to hosts memconfig cannot tell, and loader.allowed_hosts is set",
+    )
+
+
+def test_an_endpoint_in_a_credentials_entry_is_checked(tree: Path, bucket: Any) -> None:
+    url = bucket.put("a.md", "from s3")
+    (tree / "creds.yaml").write_text(json.dumps({"team": bucket.server.options()}))
+    source = {"url": url, "credentials": "team"}
+    _text, skips = _render(
+        tree, [source], credentials_file=str(tree / "creds.yaml"), loader={"allowed_hosts": ["docs.example.com"]}
+    )
+    assert skips[url][0] == "host_not_allowed"
+    key = bucket.server.options()["key"]
+    assert key not in json.dumps(skips)
+
+
+def test_an_option_memconfig_does_not_know_is_refused_under_an_allow_list(tree: Path) -> None:
+    source = {"url": "zip://s.txt", "storage_options": {"fo": str(tree / "x.zip"), "loader_hook": "x"}}
+    text, skips = _render(tree, [source])
+    assert skips["zip://s.txt"] == (
+        "option_not_allowed",
+        "storage option 'loader_hook' is not one memconfig can check; list it in loader.allowed_options to allow it",
+    )
+    text, skips = _render(tree, [source], loader={"allowed_roots": ["."], "allowed_options": ["loader_hook"]})
+    assert (text, skips) == ("zipped inside\n\ninside", {})
+
+
+def test_without_an_allow_list_options_are_not_judged(tree: Path) -> None:
+    pipeline = Pipeline.from_config(
+        {
+            "version": 1,
+            "base_dir": str(tree),
+            "formatter": {"preset": "plain"},
+            "sources": [{"url": "zip://s.txt", "storage_options": {"fo": str(tree.parent / "outside" / "x.zip")}}],
+        }
+    )
+    assert pipeline.render() == "zipped outside"
+
+
+def test_explain_gives_the_option_refusal_render_gives(tree: Path) -> None:
+    from memconfig import Config
+    from memconfig.explain import explain
+
+    outside = tree.parent / "outside" / "x.zip"
+    config = {
+        "version": 1,
+        "base_dir": str(tree),
+        "loader": {"allowed_roots": ["."]},
+        "sources": [{"url": "zip://s.txt", "storage_options": {"fo": str(outside)}}],
+    }
+    (planned,) = explain(Config.from_mapping(config)).sources
+    assert (planned.verdict, planned.reason) == ("refused", "outside_root")
+    assert planned.detail == f"storage option 'fo': {outside} is outside loader.allowed_roots"
+
+
+def test_an_endpoint_for_one_link_of_a_chained_url_is_checked(tree: Path) -> None:
+    url = "zip://s.txt::s3://bucket/x.zip"
+    source = {"url": url, "storage_options": {"s3": {"endpoint_url": "http://internal.example:9000", "anon": True}}}
+    text, skips = _render(tree, [source], loader={"allowed_hosts": ["docs.example.com"]})
+    assert skips[url] == (
+        "host_not_allowed",
+        "storage option 'endpoint_url': host 'internal.example:9000' is not in loader.allowed_hosts",
+    )
+
+
+def test_templated_reference_targets_are_checked_as_they_expand(tree: Path) -> None:
+    secret = tree.parent / "outside" / "secret.md"
+    refs = {"version": 1, "templates": {"u": f"file://{secret}"}, "refs": {"a.md": ["{{u}}"], "b.md": ["{{ v }}"]}}
+    source = {"url": "reference://a.md", "storage_options": {"fo": refs}}
+    text, skips = _render(tree, [source])
+    assert skips["reference://a.md"] == (
+        "outside_root",
+        f"storage option 'fo' (reference 'a.md'): {secret} is outside loader.allowed_roots",
+    )
+    refs["templates"] = {"u": f"file://{tree}/AGENTS.md"}
+    text, skips = _render(tree, [source])
+    assert skips["reference://a.md"] == (
+        "option_not_allowed",
+        "storage option 'fo' (reference 'b.md'): its target is a template not given",
+    )
