@@ -16,14 +16,20 @@ not even its modification time changes: a tool that watches it is not woken
 for nothing. For a JSON output whose top-level keys include some that differ
 on every run (``--format json``'s ``render_id`` and cache ``counts``), "holds
 the text" means "holds the same JSON but for those keys": else every run
-would rewrite a file whose prompt did not change. A link is followed: its
-target is replaced, the link stays.
+would rewrite a file whose prompt did not change.
+
+FILE is never written through a symbolic link: a link there (live or
+dangling) is refused, before anything is read and again at every write
+(:func:`link_at`), and the link and what it points to stay as they were. A
+planted ``AGENTS.md -> ~/.bashrc`` would otherwise have the prompt written into
+the user's shell start-up file. Links in the folders above FILE are followed.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -45,7 +51,7 @@ if TYPE_CHECKING:
     from ..model import Render
     from ..pipeline import Pipeline
 
-__all__ = ["PER_RUN", "Outcome", "OutputFile", "check_output", "write_output"]
+__all__ = ["PER_RUN", "Outcome", "OutputFile", "check_output", "link_at", "write_output"]
 
 PER_RUN: Mapping[str, tuple[str, ...]] = {"json": ("render_id", "counts")}
 """A format's top-level keys that differ on every run (its id, what the cache did) with the same prompt and
@@ -181,6 +187,9 @@ def check_output(path: str, config: Config, args: argparse.Namespace) -> None:
         if output.is_(other):
             shown = mask(other, config.secret_values)  # a path from ${VAR}s is shown as the log's is
             raise ConfigError(f"-o {path} is {what} ({shown}): writing it would replace it; write the output elsewhere")
+    link = link_at(path)
+    if link is not None:
+        raise ConfigError(f"-o {path} is {link}; write to the file itself, or remove the link")
 
 
 def _own_files(config: Config, args: argparse.Namespace) -> Iterator[tuple[str, str]]:
@@ -245,8 +254,11 @@ def write_output(path: str, data: bytes, per_run: Collection[str] = ()) -> Outco
             regular file); the file is as it was, and no temporary file is left.
             Its ``strerror`` names the file.
     """
-    target = os.path.realpath(path)
+    target = os.path.abspath(path)
     try:
+        link = link_at(target)
+        if link is not None:
+            raise OSError(errno.ELOOP, link)
         try:
             info: os.stat_result | None = os.stat(target)
         except FileNotFoundError:
@@ -261,6 +273,18 @@ def write_output(path: str, data: bytes, per_run: Collection[str] = ()) -> Outco
     except OSError as exc:
         raise OSError(exc.errno, f"{path}: {exc.strerror or exc}") from None
     return Outcome(True, data)
+
+
+def link_at(path: str) -> str | None:
+    """What *path* is if it is a symbolic link (``a symbolic link (to ~/.bashrc): …``), else ``None``.
+
+    The one check both the command line's (before anything is read) and each write make.
+    """
+    try:
+        pointed = os.readlink(path)
+    except OSError:  # not a link, or not there
+        return None
+    return f"a symbolic link (to {pointed}): memconfig does not write through links"
 
 
 def _held(target: str, data: bytes, per_run: Collection[str], size: int) -> bytes | None:

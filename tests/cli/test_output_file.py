@@ -133,13 +133,39 @@ def test_per_run_keys_are_the_only_ones_left_out(tmp_path: Path) -> None:
     assert target.read_bytes() == b'{"text": "b"}\n'
 
 
-def test_a_link_is_followed_and_stays_a_link(project: Path) -> None:
-    """-o CLAUDE.md, a link to AGENTS.md: AGENTS.md gets the text, CLAUDE.md is still the link."""
-    (project / "AGENTS.md").write_text("old\n", encoding="utf-8")
-    (project / "CLAUDE.md").symlink_to("AGENTS.md")
-    assert _render(project, "-o", "CLAUDE.md").returncode == 0
-    assert (project / "CLAUDE.md").is_symlink()
-    assert "Use tabs." in (project / "AGENTS.md").read_text(encoding="utf-8")
+@pytest.mark.parametrize("planted", ["live", "dangling"])
+def test_a_link_at_the_output_is_refused_and_nothing_is_written_through_it(project: Path, planted: str) -> None:
+    """-o AGENTS.md where AGENTS.md is a link (a live one into ~/.bashrc, or a dangling one into another folder):
+    exit 2 naming the link and where it points; the link and its target as they were, nothing created."""
+    elsewhere = project.parent / f"elsewhere-{planted}"
+    elsewhere.mkdir()
+    target = elsewhere / ".bashrc"
+    if planted == "live":
+        target.write_text("export PATH=/usr/bin\n", encoding="utf-8")
+    (project / "AGENTS.md").symlink_to(target)
+    result = _render(project, "-o", "AGENTS.md")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"memconfig: error: -o AGENTS.md is a symbolic link (to {target}): memconfig does not write through links; "
+        "write to the file itself, or remove the link"
+    )
+    assert (project / "AGENTS.md").is_symlink() and os.readlink(project / "AGENTS.md") == str(target)
+    if planted == "live":
+        assert target.read_text(encoding="utf-8") == "export PATH=/usr/bin\n"
+    else:
+        assert not target.exists() and sorted(os.listdir(elsewhere)) == []
+    assert "Traceback" not in result.stderr
+
+
+def test_a_link_planted_after_the_check_is_not_written_through(tmp_path: Path) -> None:
+    """write_output itself refuses a link (one put there after the command line was checked, under --watch)."""
+    target = tmp_path / "victim"
+    target.write_text("kept\n", encoding="utf-8")
+    (tmp_path / "AGENTS.md").symlink_to(target)
+    with pytest.raises(OSError, match=r"AGENTS.md: a symbolic link \(to .*victim\): memconfig does not write"):
+        write_output(str(tmp_path / "AGENTS.md"), b"prompt\n")
+    assert target.read_text(encoding="utf-8") == "kept\n"
+    assert sorted(os.listdir(tmp_path)) == ["AGENTS.md", "victim"]
 
 
 def test_readers_never_see_a_partial_file(tmp_path: Path) -> None:
@@ -278,7 +304,7 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
 @pytest.mark.parametrize(
     ("output", "clash"),
     [
-        pytest.param("link.md", "a source of this config (team.md)", id="a-link-to-a-source"),
+        pytest.param("link.md", "a symbolic link (to team.md)", id="a-link-to-a-source"),
         pytest.param("hard.md", "a source of this config (team.md)", id="a-hard-link-to-a-source"),
         pytest.param("CLAUDE.md", "a source of this config (CLAUDE.md)", id="a-declared-source"),
         pytest.param("imported.md", "a source of this config (", id="an-imported-file"),

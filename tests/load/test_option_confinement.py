@@ -224,7 +224,7 @@ def test_explain_gives_the_option_refusal_render_gives(tree: Path) -> None:
 def test_an_endpoint_for_one_link_of_a_chained_url_is_checked(tree: Path) -> None:
     url = "zip://s.txt::s3://bucket/x.zip"
     source = {"url": url, "storage_options": {"s3": {"endpoint_url": "http://internal.example:9000", "anon": True}}}
-    text, skips = _render(tree, [source], loader={"allowed_hosts": ["docs.example.com"]})
+    _text, skips = _render(tree, [source], loader={"allowed_hosts": ["docs.example.com"]})
     assert skips[url] == (
         "host_not_allowed",
         "storage option 'endpoint_url': host 'internal.example:9000' is not in loader.allowed_hosts",
@@ -235,13 +235,13 @@ def test_templated_reference_targets_are_checked_as_they_expand(tree: Path) -> N
     secret = tree.parent / "outside" / "secret.md"
     refs = {"version": 1, "templates": {"u": f"file://{secret}"}, "refs": {"a.md": ["{{u}}"], "b.md": ["{{ v }}"]}}
     source = {"url": "reference://a.md", "storage_options": {"fo": refs}}
-    text, skips = _render(tree, [source])
+    _text, skips = _render(tree, [source])
     assert skips["reference://a.md"] == (
         "outside_root",
         f"storage option 'fo' (reference 'a.md'): {secret} is outside loader.allowed_roots",
     )
     refs["templates"] = {"u": f"file://{tree}/AGENTS.md"}
-    text, skips = _render(tree, [source])
+    _text, skips = _render(tree, [source])
     assert skips["reference://a.md"] == (
         "option_not_allowed",
         "storage option 'fo' (reference 'b.md'): its target is a template not given",
