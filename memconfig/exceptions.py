@@ -10,10 +10,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .limits import MAX_ERROR_LINE
+
 if TYPE_CHECKING:
     from .model.status import Failure
 
-__all__ = ["BudgetExceeded", "ConfigError", "MemconfigError", "Problem", "SourceError"]
+__all__ = ["BudgetExceeded", "ConfigError", "MemconfigError", "OutputNotWritten", "Problem", "SourceError", "bounded"]
 
 
 class MemconfigError(Exception):
@@ -22,8 +24,34 @@ class MemconfigError(Exception):
     exit_code: int = 1
 
     def format_message(self) -> str:
-        """The one-line (or few-line) text the CLI prints after ``error:``."""
+        """The one-line (or few-line) text the CLI prints after ``memconfig: error:``, each line :func:`bounded`
+        so that the printed line is at most :data:`~memconfig.limits.MAX_ERROR_LINE` characters."""
+        return bounded(self._message(), MAX_ERROR_LINE - _PREFIX)
+
+    def _message(self) -> str:
         return str(self)
+
+
+_PREFIX = len("memconfig: error: ")
+
+
+def bounded(text: str, limit: int = MAX_ERROR_LINE) -> str:
+    """*text* with each line at most *limit* characters: a longer one keeps its head (where) and its tail (why).
+
+    A value echoed whole (a 900 KB unknown key) would make an error nobody can read;
+    what is left out is said, with its length.
+    """
+    lines = text.split("\n")
+    if all(len(line) <= limit for line in lines):
+        return text
+    return "\n".join(_cut(line, limit) if len(line) > limit else line for line in lines)
+
+
+def _cut(line: str, limit: int) -> str:
+    note = f" … ({len(line):,} characters, cut) … "
+    tail = limit // 4
+    head = limit - tail - len(note)
+    return line[:head] + note + line[-tail:]
 
 
 @dataclass(frozen=True)
@@ -49,7 +77,7 @@ class ConfigError(MemconfigError, ValueError):
         self.file = file
         super().__init__(self.format_message())
 
-    def format_message(self) -> str:
+    def _message(self) -> str:
         prefix = f"{self.file}: " if self.file else ""
         if len(self.problems) == 1:
             return f"{prefix}{self.problems[0]}"
@@ -78,7 +106,7 @@ class SourceError(MemconfigError):
         self.source, self.reason, self.detail = first.source, first.reason, first.detail
         super().__init__(self.format_message())
 
-    def format_message(self) -> str:
+    def _message(self) -> str:
         if len(self.failures) == 1:
             first = self.failures[0]
             text = f"source {first.label} was not loaded and the render needs it: {first.reason}"
@@ -105,7 +133,7 @@ class BudgetExceeded(MemconfigError):
         self.largest: tuple[tuple[str, int], ...] = tuple(largest)
         super().__init__(self.format_message())
 
-    def format_message(self) -> str:
+    def _message(self) -> str:
         sources = ", ".join(f"{key!r} {size}" for key, size in self.largest)
         text = f"the memory block is {self.size} {self.unit}, over {self.budget} = {self.limit} (policy: fail)"
         return f"{text}; largest sources: {sources}" if sources else text
@@ -117,3 +145,15 @@ class BudgetExceeded(MemconfigError):
 
         detail = f"{{}} of the block's {self.size} {self.unit}; {self.budget} is {self.limit}"
         return tuple(Failure(key, SkipReason.OVER_BUDGET, detail.format(size)) for key, size in self.largest)
+
+
+class OutputNotWritten(MemconfigError, OSError):
+    """The render's output (standard output, or ``-o FILE``) could not be written: ``cannot write the output``.
+
+    Only this error says so (exit 74, ``EX_IOERR``); any other ``OSError`` is reported in its own words.
+    """
+
+    exit_code = 74
+
+    def _message(self) -> str:
+        return f"cannot write the output: {self.strerror or self}"

@@ -33,10 +33,10 @@ from fsspec.implementations.local import LocalFileSystem
 from .config.layers import STDIN, ConfigValue, value_layers
 from .config.schema import CWD
 from .expand import EXPANDERS
+from .file_kinds import file_place, irregular_kind
 from .interpolation import variable_names
 from .load.confinement import Confinement, Roots
 from .load.errors import classify
-from .load.files import file_place, irregular_kind
 from .model import SkipReason
 from .sources import Source, build_sources
 from .sources.hosts import HTTP

@@ -15,6 +15,8 @@ from urllib.parse import quote
 __all__ = ["Substitution", "UnsetVariableError", "expand_vars", "expand_vars_traced", "variable_names"]
 
 _VAR_RE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$\{[^}]*\}?")
+# What os.environ makes of bytes that are not UTF-8 (surrogateescape): such a value cannot be written anywhere.
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")
 # The text of a malformed reference is never quoted: it may be part of a password that holds "${".
 _MALFORMED = "malformed variable reference: write ${NAME} or ${NAME:-default}, and $$ for a literal $"
 
@@ -65,7 +67,7 @@ def expand_vars_traced(
 
     Raises:
         UnsetVariableError: a variable is unset and has no default.
-        ValueError: a ``${`` is malformed.
+        ValueError: a ``${`` is malformed, or a variable's value is not UTF-8.
     """
     if "$" not in text:
         return text, []
@@ -83,6 +85,8 @@ def expand_vars_traced(
             if default is None:
                 raise UnsetVariableError(name)
             value = default
+        elif _NOT_UTF8.search(value):  # the value is never shown: it may be a secret
+            raise ValueError(f"environment variable ${{{name}}} holds bytes that are not UTF-8")
         made.append(Substitution(name, value, match.start(), match.end()))
         if any(start <= match.start() and match.end() <= end for start, end in quote_within):
             return quote(value, safe=":")  # ":" still parts user from password

@@ -9,7 +9,14 @@ config needs, and each error message names the constant that set it.
 
 from __future__ import annotations
 
-__all__ = ["MAX_CONFIG_BYTES", "MAX_CONFIG_DEPTH", "MAX_CONFIG_NODES", "MAX_CONFIG_TEXT"]
+__all__ = [
+    "MAX_CONFIG_BYTES",
+    "MAX_CONFIG_DEPTH",
+    "MAX_CONFIG_NODES",
+    "MAX_CONFIG_TEXT",
+    "MAX_ERROR_LINE",
+    "MAX_PRESET_DEPTH",
+]
 
 #: The largest config (or ``credentials_file``, or ``formatter.template_file``) read, in bytes.
 #: No more than this + 1 bytes is ever read, so even ``/dev/zero`` is refused at once.
@@ -24,3 +31,9 @@ MAX_CONFIG_NODES = 100_000
 
 #: How many characters a config's strings may hold in all once YAML aliases are expanded.
 MAX_CONFIG_TEXT = 8 << 20
+
+#: How many presets a chain of ``extends`` may hold (a real config extends two or three).
+MAX_PRESET_DEPTH = 32
+
+#: The longest line of an error message, in characters: a longer one is cut in its middle, its length said.
+MAX_ERROR_LINE = 500

@@ -151,8 +151,14 @@ class _SafeLoader(_Loader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
         texts: dict[Any, str] = {}
+        merged = False
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
+                if merged:  # a second "<<" would silently win over the first, as a repeated key would
+                    raise yaml.constructor.ConstructorError(
+                        "while reading a mapping", node.start_mark, "duplicate key '<<'", key_node.start_mark
+                    )
+                merged = True
                 continue
             key = self.construct_object(key_node, deep=True)
             if isinstance(key, Hashable):
@@ -167,6 +173,20 @@ class _SafeLoader(_Loader):
         if not texts:
             return mapping
         return {Key(k, texts[k]) if not isinstance(k, str) and k in texts else k: v for k, v in mapping.items()}
+
+
+def _refuse_tag(loader: _SafeLoader, node: Node) -> Any:
+    """``!!set``, ``!!omap``, ``!!pairs``: a config is made of plain mappings, sequences and scalars.
+
+    A set's order follows the hash seed, so the sources it lists would come in
+    another order on another run; the ordered forms mean nothing the plain ones do not.
+    """
+    tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+    raise yaml.constructor.ConstructorError(None, None, f"the tag {tag} is not allowed in a config", node.start_mark)
+
+
+for _tag in ("set", "omap", "pairs"):
+    _SafeLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse_tag)  # type: ignore[type-var]
 
 
 def safe_load(text: str) -> Any:

@@ -181,6 +181,8 @@ def credentials(world: World) -> dict[str, Any]:
     """The credentials file: S3 keys, an HTTP header, and a planted secret of its own."""
     return {
         "team_s3": {"key": world.s3.key, "secret": world.s3.secret},
+        # botocore's error names a profile it cannot find: a credentials entry's every value is masked
+        "team_profile": {"profile": f"{CREDFILE}-profile"},
         "web_team": {"headers": {"Authorization": f"Bearer {CREDFILE}", "X-Team": CREDFILE}},
     }
 
@@ -214,6 +216,7 @@ def every_source(world: World, *, required: bool, policy: str = "once") -> dict[
             },
             {"url": f"http://{host}/team.md", "credentials": "web_team"},
             {"url": f"s3://{world.bucket}/AGENTS.md", "credentials": "team_s3"},
+            {"url": f"s3://{world.bucket}/profiled.md", "credentials": "team_profile"},
             {
                 "url": f"s3://{world.bucket}/env.md",
                 "storage_options": {"key": world.s3.key, "secret": world.s3.secret, "client_kwargs": {}},
@@ -225,6 +228,9 @@ def every_source(world: World, *, required: bool, policy: str = "once") -> dict[
             {"url": f"http://{login}@{host}/missing.md?token={QUERY_TOKEN}", "required": required},
             f"http://{host}/forbidden.md?code={QUERY_TOKEN}",
             f"http://{host}/broken.md?sig={QUERY_TOKEN}",
+            f"http://{host}/hmac.md?hmac={QUERY_TOKEN}&verify={QUERY_TOKEN}&expires=1700000000",
+            # no secret-looking name: masked by its look (a signature's length and alphabet)
+            f"http://{host}/by-rule.md?x={quote(TOKEN + 'Zk93JdQ0pL', safe='')}",
             f"http://{login}@127.0.0.1:{closed}/refused.md?token={QUERY_TOKEN}",
             {
                 "url": f"http://{host}/slow.md?token={QUERY_TOKEN}",

@@ -6,9 +6,14 @@ A line is never held past :data:`MAX_LINE_BYTES`: a longer one is skipped to
 its end (counted as ``too_long``), so a 50 MB line costs what a 1 MiB one does.
 
 A log that is not there, or a glob matching nothing, is a usage error (exit
-2, naming it); a log that cannot be read (no permission, a corrupt archive, a
-server hanging up) is reported by the audit, which goes on with the others.
-Names and errors are shown with credentials masked.
+2, naming it), and so is a FIFO, a socket or a device (``/dev/zero``), which is
+never opened: it could block, or never end. Standard input and the pipes the
+process was handed (``audit <(cmd)``) are read once, to their end, into a
+temporary file, so that their first lines (to order logs by time) and then
+all of them are read from there: nothing is lost to the first look. A log that
+cannot be read (no permission, a corrupt archive, a server hanging up) is
+reported by the audit, which goes on with the others. Names and errors are
+shown with credentials masked.
 """
 
 from __future__ import annotations
@@ -16,12 +21,17 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import os
+import shutil
 import sys
+import tempfile
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
 from ..exceptions import ConfigError
+from ..file_kinds import inherited, not_openable
 from ..sources.redact import Redactor, redact_url
 
 __all__ = [
@@ -74,7 +84,8 @@ def log_inputs(
     found: list[LogInput] = []
     for name in names:
         if name == STDIN:
-            found.append(LogInput("<stdin>", _stdin, Redactor(None, secrets)))
+            stdin = _Buffered(lambda: contextlib.nullcontext(sys.stdin.buffer))
+            found.append(LogInput("<stdin>", stdin.open, Redactor(None, secrets), stdin.open))
             continue
         found += _expand(name, storage, secrets)
     return found
@@ -111,15 +122,24 @@ def _expand(name: str, storage: Mapping[str, Mapping[str, Any]], secrets: Sequen
         raise ConfigError(f"cannot read {label}: {shown(error_text(exc))}") from None
     single = len(paths) == 1 and paths[0] == path
     local = split_protocol(name)[0] is None  # a plain path: its matches shown as paths, not file:// URLs
-    return [
-        LogInput(
-            label if single else shown(p if local else fs.unstrip_protocol(p)),
-            _opener(fs, p),
-            shown,
-            _opener(fs, p, HEAD_BLOCK_BYTES),
-        )
-        for p in paths
-    ]
+    found = []
+    for p in paths:
+        named = label if single else shown(p if local else fs.unstrip_protocol(p))
+        if _on_this_machine(fs) and inherited(p):
+            pipe = _Buffered(_opener(fs, p))
+            found.append(LogInput(named, pipe.open, shown, pipe.open))
+            continue
+        refused = not_openable(p) if _on_this_machine(fs) else None
+        if refused is not None:
+            raise ConfigError(f"{named} {refused}")
+        found.append(LogInput(named, _opener(fs, p), shown, _opener(fs, p, HEAD_BLOCK_BYTES)))
+    return found
+
+
+def _on_this_machine(fs: Any) -> bool:
+    from fsspec.implementations.local import LocalFileSystem
+
+    return isinstance(fs, LocalFileSystem)
 
 
 def _opener(
@@ -145,18 +165,39 @@ def _opener(
     return open_log
 
 
-@contextlib.contextmanager
-def _stdin() -> Iterator[IO[bytes]]:
-    stream = sys.stdin.buffer
-    peek = getattr(stream, "peek", None)
-    start = peek(2)[:2] if peek is not None else b""
-    if start == _GZIP_MAGIC:
-        import gzip
+class _Buffered:
+    """A pipe (standard input, ``<(cmd)``) read once, to its end, into a temporary file; each open reads that.
 
-        with gzip.GzipFile(fileobj=stream, mode="rb") as unpacked:
-            yield unpacked  # type: ignore[misc]
-        return
-    yield stream
+    Its first lines are read to order the logs by time, then all of it: a
+    pipe read twice would give its lines to the first read only. The copy is
+    on disk, so a long pipe costs no memory; gzip is sniffed by its magic
+    number (a pipe has no name to tell).
+    """
+
+    def __init__(self, read: Callable[[], contextlib.AbstractContextManager[IO[bytes]]]) -> None:
+        self._read = read
+        self._copy: IO[bytes] | None = None
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def open(self) -> Iterator[IO[bytes]]:
+        with self._lock:
+            if self._copy is None:
+                copy = tempfile.TemporaryFile()  # noqa: SIM115 - kept open for the reads that follow
+                with self._read() as stream:
+                    shutil.copyfileobj(stream, copy, CHUNK_BYTES)
+                copy.flush()  # each open reads the descriptor, not this buffer
+                self._copy = copy
+            stream = os.fdopen(os.dup(self._copy.fileno()), "rb")
+        with stream:
+            stream.seek(0)
+            if stream.peek(2)[:2] != _GZIP_MAGIC:
+                yield stream
+                return
+            import gzip
+
+            with gzip.GzipFile(fileobj=stream, mode="rb") as unpacked:
+                yield unpacked  # type: ignore[misc]
 
 
 def error_text(exc: BaseException) -> str:

@@ -4,8 +4,9 @@ Logs are read in the order of their first event's time, whatever order
 they were named in: a glob over rotated logs (``memconfig.jsonl`` newest,
 ``memconfig.jsonl.1`` older) lists the newest first, and a process's renders
 must be read in the order they happened for its unchanged sources (which log
-nothing) to be known. A log with no time found in its first lines, and
-standard input, come first, in the order given.
+nothing) to be known. A log with no time found in its first lines comes
+first, in the order given (standard input and ``<(cmd)`` pipes are ordered as
+files are: :mod:`memconfig.audit.inputs` keeps a copy to read twice).
 
 A log that cannot be read (or stops being readable half-way: a corrupt
 archive, a server hanging up) keeps what was read from it, is reported with

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -16,6 +15,7 @@ from ..config.layers import STDIN
 from ..exceptions import ConfigError, Problem
 from ..explain import Explanation, PlannedSource, explain
 from ..limits import MAX_CONFIG_BYTES
+from .escapes import escaped
 
 __all__ = ["Loaded", "load", "run"]
 
@@ -23,7 +23,6 @@ HELP = (
     "show every source (globs listed, variables resolved), its checks and verdict,"
     " and where each value was set; reads no content"
 )
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _WIDEST_VALUE = 72
 
 
@@ -130,4 +129,4 @@ def _via(variables: tuple[str, ...]) -> str:
 
 def _clean(text: str) -> str:
     """*text* with control characters written as escapes: a config's text must not drive the terminal."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
+    return escaped(text)

@@ -17,8 +17,10 @@ import structlog
 
 from ..events import LEVELS
 from ..exceptions import ConfigError
+from ..file_kinds import not_openable
 from ..sources.redact import mask
 from . import progress
+from .escapes import EscapeControls
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -157,11 +159,13 @@ def configure_cli_logging(format: str = "json", level: str = "info", stream: IO[
             cache_logger_on_first_use=False,
         )
         return
-    renderer: Any = (
-        structlog.processors.JSONRenderer() if format == "json" else structlog.dev.ConsoleRenderer(colors=False)
+    text: list[Any] = (
+        [structlog.processors.JSONRenderer()]
+        if format == "json"
+        else [EscapeControls(), structlog.dev.ConsoleRenderer(colors=False)]  # a terminal's: no ESC, BEL, newline
     )
     structlog.configure(
-        processors=[structlog.processors.add_log_level, UTCTimeStamper(), ProcessFields(), renderer],
+        processors=[structlog.processors.add_log_level, UTCTimeStamper(), ProcessFields(), *text],
         wrapper_class=structlog.make_filtering_bound_logger(minimum),
         logger_factory=structlog.WriteLoggerFactory(file=cast(TextIO, stream)),
         cache_logger_on_first_use=False,
@@ -180,6 +184,10 @@ def cli_logging(config: Config, args: argparse.Namespace) -> Iterator[None]:
         sys.stderr.flush()
         stream = sys.stderr.buffer if binary else sys.stderr
     else:
+        refused = not_openable(target, writing=True)
+        if refused is not None:
+            named = "--log-file" if args.log_file else "logging.file"
+            raise ConfigError(f"{named}: {mask(str(target), config.secret_values)} {refused}")
         try:
             # JSON lines unbuffered: each one a single write to the file, no flush after it
             stream = open(target, "ab", buffering=0) if binary else open(target, "a", encoding="utf-8")  # noqa: SIM115

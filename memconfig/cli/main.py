@@ -21,7 +21,7 @@ from types import ModuleType
 
 from .. import __version__
 from ..config import Config, load_config, load_config_stream
-from ..exceptions import MemconfigError
+from ..exceptions import MemconfigError, OutputNotWritten, bounded
 
 __all__ = ["main", "run"]
 
@@ -115,6 +115,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             config = load(args.config) if args.config is not None else None  # optional for some commands
             exit_code: int = module.run(config, args)
             return exit_code
+        except OutputNotWritten as exc:  # standard output may be what failed: nothing more is written to it
+            with contextlib.suppress(OSError):
+                print(f"memconfig: error: {exc.format_message()}", file=sys.stderr)
+            _silence()
+            return exc.exit_code
         except MemconfigError as exc:
             print(f"memconfig: error: {exc.format_message()}", file=sys.stderr)
             return exc.exit_code
@@ -124,11 +129,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (``memconfig render ... | head -c1``): stop quietly, as other tools do.
         _silence()
         return BROKEN_PIPE
-    except OSError as exc:  # sources never raise (they are skipped with a reason): this is the output
+    except OSError as exc:  # sources never raise (they are skipped with a reason): the system's own words
         with contextlib.suppress(OSError):
-            print(f"memconfig: error: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+            print(bounded(f"memconfig: error: {_os_error(exc)}"), file=sys.stderr)
         _silence()
         return OUTPUT_FAILED
+
+
+def _os_error(exc: OSError) -> str:
+    """An OS error in its own words, with the file it names (``No such file or directory: out.md``)."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    return f"{exc.filename}: {reason}" if exc.filename else reason
 
 
 def _load(name: str) -> Config:

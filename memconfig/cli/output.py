@@ -43,6 +43,7 @@ from ..cache import PolicyCache
 from ..exceptions import ConfigError
 from ..expand import EXPANDERS
 from ..expand.capabilities import ExpanderTable
+from ..file_kinds import not_openable
 from ..sources.redact import mask
 from ..sources.urls import local_path
 
@@ -190,6 +191,9 @@ def check_output(path: str, config: Config, args: argparse.Namespace) -> None:
     link = link_at(path)
     if link is not None:
         raise ConfigError(f"-o {path} is {link}; write to the file itself, or remove the link")
+    refused = not_openable(path, writing=True)
+    if refused is not None:
+        raise ConfigError(f"-o {path} {refused}")
 
 
 def _own_files(config: Config, args: argparse.Namespace) -> Iterator[tuple[str, str]]:

@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from ..load.watch import watching
+from .escapes import escaped
 
 __all__ = ["DELAY", "Progress", "load_progress", "log_stream", "on_terminal", "progress"]
 
@@ -63,7 +64,7 @@ class Progress:
     def __init__(self, total: int | None, label: str, *, shown: bool) -> None:
         self.total = total or 0
         self.done = 0
-        self.label = label
+        self.label = escaped(label)
         self._lock = threading.Lock()
         self._closed = not shown
         self._display: Any = None
@@ -89,7 +90,7 @@ class Progress:
     def describe(self, label: str) -> None:
         """Say what is being done now (a long log's lines read so far, say)."""
         with self._lock:
-            self.label = label
+            self.label = label = escaped(label)
             if self._display is not None:
                 self._display.update(self._task, description=label)
 

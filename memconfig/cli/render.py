@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from ..append import APPENDERS, appender_for, printable
 from ..cache import PolicyCache
 from ..config import MAX_CONFIG_BYTES, Config
-from ..exceptions import ConfigError, MemconfigError
+from ..exceptions import ConfigError, MemconfigError, OutputNotWritten
+from ..file_kinds import not_openable
 from ..model import Render
 from ..pipeline import Pipeline
 from .logs import cli_logging
@@ -119,7 +120,12 @@ def run(config: Config, args: argparse.Namespace) -> int:
         if path is None:
             with load_progress(args):  # a bar on the terminal, should the sources take a while
                 render = pipeline.build(paths=args.paths)
-            _write_all(_text(printer.output(system, render)))
+            try:
+                _write_all(_text(printer.output(system, render)))
+            except BrokenPipeError:
+                raise
+            except OSError as exc:  # exit 74 (main): the output, not a file of the user's
+                raise OutputNotWritten(exc.errno, exc.strerror or str(exc)) from None
             return 0
         from .output import OutputFile
 
@@ -132,7 +138,7 @@ def run(config: Config, args: argparse.Namespace) -> int:
             output.write(render)
         except OSError as exc:  # exit 74 (main), once it is logged
             output.failed(render, exc)
-            raise
+            raise OutputNotWritten(exc.errno, output.reason(exc)) from None
     return 0
 
 
@@ -310,6 +316,9 @@ def _read_system(args: argparse.Namespace) -> str | None:
             finally:
                 stdin.detach()
         else:
+            refused = not_openable(args.system_file)
+            if refused is not None:
+                raise ValueError(refused)
             with open(args.system_file, encoding="utf-8") as file:
                 text = file.read(MAX_CONFIG_BYTES + 1)
         if len(text) > MAX_CONFIG_BYTES:

@@ -9,8 +9,9 @@ columns fold first (keeping a word of up to :data:`WHOLE_WORD` characters, a
 date say, whole where the width allows), and a table whose headings alone
 are wider than the terminal is drawn as wide as they need, its lines left to
 the terminal to wrap. Cells are shown
-as text, never as rich markup, and control characters are removed, so a
-source's name cannot restyle or take over the terminal.
+as text, never as rich markup, and control characters are escaped
+(:func:`~memconfig.cli.escapes.escaped`), so a source's name cannot restyle
+or take over the terminal.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import sys
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import IO, Any
 
+from .escapes import escaped
 from .progress import on_terminal
 
 __all__ = ["WHOLE_WORD", "plain_table", "print_table"]
@@ -64,7 +66,7 @@ def plain_table(columns: Sequence[str], rows: Iterable[Sequence[str]], *, right:
 
 
 def _text(cell: object) -> str:
-    return "" if cell is None else str(cell)
+    return "" if cell is None else escaped(str(cell))
 
 
 def _column_widths(
@@ -129,7 +131,7 @@ def _rich_table(
                 Text(name, no_wrap=True), justify="right" if name in right else "left", overflow="fold", width=width
             )
         for row in rows:
-            drawn.add_row(*(Text(cell) for cell in row))  # Text: no markup; control characters are stripped
+            drawn.add_row(*(Text(cell) for cell in row))  # Text: no markup (control characters escaped already)
         return drawn
 
     console = Console(file=out)

@@ -9,7 +9,6 @@ plain data, so they run (and report) even when validation failed.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import yaml
 from pydantic_settings import BaseSettings, EnvSettingsSource
 
 from ..exceptions import Problem
+from ..file_kinds import not_openable
 from ..format.presets import MEMORY_SLOT
 from ..limits import MAX_CONFIG_BYTES
 from ..safe_yaml import safe_load, yaml_message
@@ -130,25 +130,30 @@ def read_text(path: Path, key: str, problems: list[Problem]) -> str | None:
     """The UTF-8 text of *path*, or ``None`` with the reason added to *problems* at *key*.
 
     At most :data:`~memconfig.limits.MAX_CONFIG_BYTES` + 1 bytes are
-    read, so a huge file (or ``/dev/zero``) is refused at once. A pipe given
-    explicitly (``-c <(…)``) is read to its end.
+    read, so a huge file is refused at once. A FIFO, a socket or a device is
+    not opened (it could block validation, or never end), except a pipe the
+    process was handed (``-c <(…)``), which is read to its end.
     """
     try:
-        if key and not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path):
-            # Only the config itself may be a pipe (-c <(…)); a FIFO named by it would block validation.
-            problems.append(Problem(key, f"not a regular file: {path}"))
+        refused = not_openable(str(path))
+        if refused is not None:
+            problems.append(Problem(key, f"{path} {refused}" if key else refused))  # the config: named already
             return None
         with open(path, "rb") as file:
             data = file.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
-        problems.append(Problem(key, f"file not found: {path}"))
+        problems.append(Problem(key, f"file not found: {path}{_if_cwd_gone(path)}"))
     except IsADirectoryError:
         problems.append(Problem(key, f"is a directory: {path}"))
     except OSError as exc:
         problems.append(Problem(key, f"cannot read {path}: {exc.strerror or exc}"))
     else:
         try:
-            return decode_text(data)
+            text = decode_text(data)
+            nul = data.find(b"\0") if key else -1  # the config's own NULs are YAML's to place (line:column)
+            if nul >= 0:  # a binary file; and nothing a prompt should carry
+                raise ValueError(f"is not text: it holds a NUL byte (at {_where(data, nul)})")
+            return text
         except ValueError as exc:
             problems.append(Problem(key, f"{path} {exc}" if key else f"the file {exc}"))  # no key: it is the config
     return None
@@ -164,12 +169,28 @@ def decode_text(data: bytes) -> str:
         limit = f"{MAX_CONFIG_BYTES >> 20} MiB"
         raise ValueError(f"is larger than the limit of {limit} (memconfig.config.MAX_CONFIG_BYTES)")
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = len(data[data.rfind(b"\n", 0, exc.start) + 1 : exc.start].decode("utf-8", "replace")) + 1
-        where = f"line {line}, column {column}, byte {exc.start}"
-        raise ValueError(f"is not UTF-8 text ({exc.reason} at {where})") from None
+        raise ValueError(f"is not UTF-8 text ({exc.reason} at {_where(data, exc.start)})") from None
+    return text
+
+
+def _if_cwd_gone(path: Path) -> str:
+    """Why a relative *path* cannot be found when the working directory was removed under the process."""
+    if path.is_absolute():
+        return ""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return " (the working directory no longer exists: run from a folder that does)"
+    return ""
+
+
+def _where(data: bytes, at: int) -> str:
+    """Byte *at* of *data* as a reader finds it: line, column (in characters) and byte."""
+    line = data.count(b"\n", 0, at) + 1
+    column = len(data[data.rfind(b"\n", 0, at) + 1 : at].decode("utf-8", "replace")) + 1
+    return f"line {line}, column {column}, byte {at}"
 
 
 def _read_credentials(path: Path, problems: list[Problem]) -> dict[str, dict[str, Any]]:

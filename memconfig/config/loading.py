@@ -14,6 +14,7 @@ from typing import BinaryIO
 import yaml
 
 from ..exceptions import ConfigError, Problem
+from ..file_kinds import inherited
 from ..limits import MAX_CONFIG_BYTES
 from ..safe_yaml import safe_load, yaml_message
 from .checks import decode_text, read_text
@@ -30,6 +31,9 @@ def load_config(path: str | os.PathLike[str]) -> Config:
     No more than :data:`~memconfig.limits.MAX_CONFIG_BYTES` + 1 bytes
     are read. Relative paths in the config resolve against the file's folder.
 
+    Read from a pipe the process was handed (``<(cmd)``), they resolve
+    against the current folder, as for standard input.
+
     Raises:
         ConfigError: the file cannot be read, is too large, is not valid YAML,
             or does not describe a valid config; the message names the file
@@ -40,7 +44,9 @@ def load_config(path: str | os.PathLike[str]) -> Config:
     text = read_text(Path(file), "", problems)
     if text is None:
         raise ConfigError(problems, file=file)
-    return _parse(text, file, Path(file).absolute().parent)
+    # a pipe the process was handed (-c <(…)) lives in no folder of the user's: relative paths are the cwd's
+    base = working_folder() if inherited(file) else Path(os.path.abspath(file)).parent
+    return _parse(text, file, base)
 
 
 def load_config_stream(

@@ -54,7 +54,7 @@ from ..format.presets import (
 from ..interpolation import expand_vars
 from ..process.builtin_rules import BUILT_IN, unknown_rule
 from ..registry import APPENDERS, appenders, expanders, processors
-from ..sources.redact import Redactor, mask, redact_options, redact_url, variable_secrets
+from ..sources.redact import Redactor, every_value, mask, redact_options, redact_url, variable_secrets
 from ..templates import MARKER_SLOTS, Template
 from .checks import ON_DISK, check_on_disk, resolve, with_environment
 from .expansion import expand_tree
@@ -700,7 +700,8 @@ class Config(BaseSettings):
 
     @property
     def secret_values(self) -> tuple[str, ...]:
-        """What ``${VAR}`` references with secret-looking names put into this config: masked wherever shown."""
+        """What ``${VAR}`` references with secret-looking names put into this config, and every value of its
+        ``credentials_file``: masked wherever shown."""
         return self._secrets
 
     @property
@@ -756,7 +757,8 @@ class Config(BaseSettings):
         config._base = base
         config._template_text = template_text
         config._credentials = credentials
-        config._secrets = tuple(variable_secrets(data))
+        # a credentials entry's values are all secret, whatever their names (a profile, an endpoint's user)
+        config._secrets = tuple(dict.fromkeys([*variable_secrets(data), *every_value(credentials)]))
         config._preset_filled = (preset.preset, preset.filled)
         for source in config.sources:
             source._secrets = config._secrets

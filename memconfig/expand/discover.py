@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import events
+from ..file_kinds import irregular_kind
 from ..model import ROOT_MARKERS, DiscoverSpec, Spot
 from ..sources.urls import first_magic, literal_folder
 from . import gitignore
@@ -362,22 +363,10 @@ def _passed_over(path: str, spec: DiscoverSpec) -> tuple[str, str] | None:
             return "not_regular_file", "a symlink loop"
         return None
     if not stat.S_ISREG(info.st_mode):
-        return "not_regular_file", f"is {_kind(info.st_mode)}, not a regular file"
+        return "not_regular_file", f"is {irregular_kind(info.st_mode)}, not a regular file"
     if spec.pick == "first" and spec.skip_blank and _blank(path, spec):
         return "blank", "holds nothing but whitespace"
     return None
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a regular file"
 
 
 def _blank(path: str, spec: DiscoverSpec) -> bool:

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Any
 
+from ..limits import MAX_PRESET_DEPTH
+
 __all__ = [
     "DEFAULT_TEMPLATE",
     "MEMORY_SLOT",
@@ -265,6 +267,17 @@ def define_presets(defined: Mapping[str, Any]) -> tuple[Mapping[str, Preset], li
             message = "presets extend each other in a cycle: " + " → ".join(cycle)
             problems.append(PresetProblem(stack[-1], "extends", message))
             failed.update(cycle)
+            return None
+        if len(stack) >= MAX_PRESET_DEPTH:
+            message = (
+                f"extends a chain of more than {MAX_PRESET_DEPTH} presets (memconfig.limits.MAX_PRESET_DEPTH): "
+                f"{stack[0]} → {stack[1]} → … → {stack[-1]} → {name}"
+            )
+            problems.append(PresetProblem(stack[0], "extends", message))
+            failed.update(stack)
+            while name in defined and name not in failed:  # the rest of the chain fails with it: one problem
+                failed.add(name)
+                name = defined[name].extends
             return None
         if name in table:
             return table[name]

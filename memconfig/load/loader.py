@@ -38,12 +38,12 @@ from .. import events
 from ..drive import Blocking, Flow, run
 from ..expand import EXPANDERS, Expander
 from ..expand.capabilities import ExpanderTable
+from ..file_kinds import file_place, irregular_kind
 from ..model import LoadRequest, LoadResult, LocalCheck, SkipReason, Status
 from ..sources.urls import chain, local_path_in
 from ..stages import token_of
 from .confinement import Confinement
 from .errors import classify, retry_after
-from .files import file_place, irregular_kind
 from .fingerprints import fingerprint, local_fingerprint, local_version
 from .reads import answers_with_info, is_http, is_s3, read_async, read_fd, s3_info
 from .watch import expect, finished

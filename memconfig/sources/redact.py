@@ -29,6 +29,7 @@ from ..interpolation import expand_vars_traced
 __all__ = [
     "MASK",
     "Redactor",
+    "every_value",
     "is_secret_key",
     "mask",
     "redact_options",
@@ -74,8 +75,16 @@ _SECRET_NAMES = frozenset(
         "pwd",
         "hdnts",  # Akamai token authorization (query and cookie)
         "hdnea",
+        "hmac",
+        "verify",
+        "hash",
+        "policy",  # CloudFront's signed policy
+        "st",  # nginx secure_link's and Wowza's signed token
     )
 )
+# By rule, beside the names: a query value that looks like a signature or a token, whatever it is called —
+# 20 or more characters of base64, hex or percent-encoding, with digits and letters of both cases (or 32 hex).
+_TOKEN_VALUE_RE = re.compile(r"(?=[A-Za-z0-9+/=_%-]{20,}$)(?:(?=.*\d)(?=.*[a-z])(?=.*[A-Z]).*|[0-9a-fA-F]{32,})")
 _SAFE_NAMES = frozenset({"anon", "key_prefix", "use_ssl", "requester_pays"})
 _MIN_SECRET = 4  # shorter values are not masked inside free text: they would mask ordinary words
 
@@ -136,8 +145,13 @@ def redact_url(text: str) -> str:
             text = text[:begin] + MASK + text[end:]
         text = _USERINFO_RE.sub(lambda m: m[0] if _userinfo(m) is None else f"{m['scheme']}{MASK}@", text)
     if "=" in text:
-        text = _QUERY_RE.sub(lambda m: f"{m['sep']}{m['key']}={MASK}" if is_secret_key(m["key"]) else m[0], text)
+        text = _QUERY_RE.sub(lambda m: f"{m['sep']}{m['key']}={MASK}" if _secret_query(m) else m[0], text)
     return text
+
+
+def _secret_query(match: re.Match[str]) -> bool:
+    """Whether a query parameter's value is a secret: by its name, or by its look (:data:`_TOKEN_VALUE_RE`)."""
+    return is_secret_key(match["key"]) or _TOKEN_VALUE_RE.match(match["value"]) is not None
 
 
 # Free text another program wrote (a foreign log's line) may carry credentials in forms that are not URLs.
@@ -214,7 +228,7 @@ def url_secrets(text: str) -> list[str]:
             userinfo = text[start:end]
             found += [userinfo, *userinfo.split(":", 1)[1:]]
     if "=" in text:
-        found += [m["value"] for m in _QUERY_RE.finditer(text) if is_secret_key(m["key"])]
+        found += [m["value"] for m in _QUERY_RE.finditer(text) if _secret_query(m)]
     return found + [unquote(s) for s in found if unquote(s) != s]
 
 
@@ -249,6 +263,22 @@ def variable_secrets(tree: Any) -> list[str]:
                     found += [sub.value for sub in expand_vars_traced(value)[1] if is_secret_key(sub.name)]
                 except ValueError:
                     continue
+        elif isinstance(value, Mapping):
+            stack.extend(value.values())
+        elif isinstance(value, list | tuple):
+            stack.extend(value)
+    return found
+
+
+def every_value(tree: Any) -> list[str]:
+    """Every string *tree* holds, nested ones too: a credentials entry's values, all masked whatever their names."""
+    found: list[str] = []
+    stack = [tree]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            if len(value) >= _MIN_SECRET:
+                found.append(value)
         elif isinstance(value, Mapping):
             stack.extend(value.values())
         elif isinstance(value, list | tuple):

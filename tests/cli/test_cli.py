@@ -846,10 +846,14 @@ def test_output_that_cannot_be_written_exits_74_without_a_traceback() -> None:
     assert "Traceback" not in done.stderr
 
 
-def test_a_system_file_is_bounded_like_a_config() -> None:
-    done = run("render", "-c", str(EXAMPLE), "--system-file", "/dev/zero")
+def test_a_system_file_is_bounded_like_a_config(tmp_path: Path) -> None:
+    (tmp_path / "huge.txt").write_bytes(b"x" * (1048576 + 1))
+    done = run("render", "-c", str(EXAMPLE), "--system-file", str(tmp_path / "huge.txt"))
     assert done.returncode == 2
-    assert "--system-file /dev/zero: larger than the limit of 1048576 characters" in done.stderr
+    assert f"--system-file {tmp_path / 'huge.txt'}: larger than the limit of 1048576 characters" in done.stderr
+    done = run("render", "-c", str(EXAMPLE), "--system-file", "/dev/zero")  # a device: not even opened
+    assert done.returncode == 2
+    assert "--system-file /dev/zero: is a character device, not a regular file: not opened" in done.stderr
 
 
 @pytest.mark.parametrize("command", ["render", "validate", "explain"])

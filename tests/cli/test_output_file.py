@@ -157,6 +157,29 @@ def test_a_link_at_the_output_is_refused_and_nothing_is_written_through_it(proje
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("kind", ["fifo", "socket", "device"])
+def test_an_output_that_is_no_regular_file_is_refused_before_anything_is_read(project: Path, kind: str) -> None:
+    """-o naming a FIFO (opening it would wait for a reader), a socket or a device: exit 2, never opened."""
+    import socket
+
+    server = socket.socket(socket.AF_UNIX)
+    if kind == "fifo":
+        os.mkfifo(project / "out")
+        name, what = "out", "a FIFO"
+    elif kind == "socket":
+        server.bind(str(project / "out"))
+        name, what = "out", "a socket"
+    else:
+        name, what = "/dev/zero", "a character device"
+    with server:
+        done = _render(project, "-o", name)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        f"memconfig: error: -o {name} is {what}, not a regular file: not opened (it could block, or never end)"
+    )
+    assert not (project / "log.jsonl").exists() or "output_written" not in (project / "log.jsonl").read_text()
+
+
 def test_a_link_planted_after_the_check_is_not_written_through(tmp_path: Path) -> None:
     """write_output itself refuses a link (one put there after the command line was checked, under --watch)."""
     target = tmp_path / "victim"
@@ -196,7 +219,6 @@ def test_readers_never_see_a_partial_file(tmp_path: Path) -> None:
     ("make", "reason"),
     [
         pytest.param(lambda p: None, "No such file or directory", id="missing-folder"),
-        pytest.param(lambda p: os.mkfifo(p / "out"), "not a regular file", id="a-fifo-never-opened"),
     ],
 )
 def test_a_write_failure_exits_74_naming_the_file(project: Path, make: Callable[[Path], Any], reason: str) -> None:

@@ -62,6 +62,7 @@ def assert_reported(case: Case, code: int, out: str, err: str) -> None:
     assert "Traceback" not in out + err
     assert out == ""
     assert err.startswith(f"memconfig: error: {file}"), err
+    assert max(map(len, err.splitlines())) <= 500 or len(file) > 200, "an error line over 500 characters"
     assert case.expect in err, err
     if case.where == "-":
         assert err.startswith(f"memconfig: error: {file}: "), err
@@ -200,20 +201,23 @@ def test_fifty_megabytes_on_standard_input_is_refused(tmp_path: Path, clean_envi
 
 
 def test_a_config_given_as_a_pipe_is_read(tmp_path: Path, clean_environment: None) -> None:
-    """A config named explicitly may be a pipe (``-c <(cat x)``): it is read to its end, not refused."""
-    fifo = tmp_path / "config.fifo"
-    os.mkfifo(fifo)
+    """A config on a pipe the process was handed (``-c <(cat x)``: ``/dev/fd/N``) is read to its end, not refused;
+    a FIFO named on disk is refused instead (tests/cli/test_named_paths.py)."""
+    read, write = os.pipe()
     with subprocess.Popen(
-        [sys.executable, "-m", "memconfig", "validate", "-c", str(fifo)],
+        [sys.executable, "-m", "memconfig", "validate", "-c", f"/dev/fd/{read}"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        pass_fds=(read,),
+        cwd=tmp_path,
     ) as process:
-        with fifo.open("w") as writer:
+        os.close(read)
+        with os.fdopen(write, "w") as writer:
             writer.write("version: 1\nsources: [a.md]\n")
         out, err = process.communicate(timeout=HANG)
 
-    assert (process.returncode, out, err) == (0, f"{fifo}: ok (1 sources)\n", "")
+    assert (process.returncode, out, err) == (0, f"/dev/fd/{read}: ok (1 sources)\n", "")
 
 
 def test_json_nested_without_end_in_an_environment_override(
@@ -242,3 +246,28 @@ def test_a_python_mapping_that_holds_itself_is_a_config_error() -> None:
     [problem] = raised.value.problems
     assert problem.path.startswith("storage.s3.s3.")
     assert problem.message == "nested deeper than the limit of 64 levels (memconfig.config.MAX_CONFIG_DEPTH)"
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("field", ["name", "template"])
+def test_an_environment_value_that_is_not_utf8_is_a_config_error_naming_it(
+    cli: Callable[..., tuple[int, str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, field: str, command: str
+) -> None:
+    """``${MC_BAD_VALUE}`` holding bytes that are not UTF-8 (os.environ keeps them as surrogates): exit 2 naming the
+    variable and where it is used, for validate as for render and explain; the value itself never shown."""
+    os.environb[b"MC_BAD_VALUE"] = b"caf\xe9\xff"
+    monkeypatch.setattr(os, "environ", os.environ)  # restored (with the variable deleted) after the test
+    monkeypatch.delenv("MC_BAD_VALUE", raising=False)
+    os.environb[b"MC_BAD_VALUE"] = b"caf\xe9\xff"
+    text = (
+        "version: 1\nsources: [{url: a.md, name: '${MC_BAD_VALUE}'}]\n"
+        if field == "name"
+        else "version: 1\nformatter: {template: '${MC_BAD_VALUE} {agent_memory}'}\n"
+    )
+    (tmp_path / "c.yaml").write_text(text)
+    where = "sources[0].name" if field == "name" else "formatter.template"
+    code, out, err = cli(command, "-c", str(tmp_path / "c.yaml"))
+    assert (code, out) == (2, ""), err
+    assert f"{where}: environment variable ${{MC_BAD_VALUE}} holds bytes that are not UTF-8" in err
+    assert "caf" not in err and "Traceback" not in err
+    del os.environb[b"MC_BAD_VALUE"]

@@ -1,0 +1,72 @@
+"""Every path the config or the command line names is stat'ed before it is opened: no FIFO, socket or device
+is waited on (exit 2, naming it), while the caller's own pipes (``-``, ``<(cmd)``) are read."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.cli import HANG, environment, memconfig
+
+NOT_OPENED = "not a regular file: not opened (it could block, or never end)"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "team.md").write_text("Use tabs.\n", encoding="utf-8")
+    (tmp_path / "memconfig.yaml").write_text("version: 1\nsources: [team.md]\n", encoding="utf-8")
+    os.mkfifo(tmp_path / "fifo")
+    return tmp_path
+
+
+def test_a_log_file_in_the_config_that_is_a_fifo_is_refused(project: Path) -> None:
+    (project / "memconfig.yaml").write_text("version: 1\nsources: [team.md]\nlogging: {file: fifo}\n")
+    done = memconfig("render", "-c", "memconfig.yaml", cwd=project)
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"memconfig: error: logging.file: {project / 'fifo'} is a FIFO, {NOT_OPENED}"
+    assert done.stdout == ""
+
+
+def test_a_log_file_on_the_command_line_that_is_a_fifo_is_refused(project: Path) -> None:
+    done = memconfig("render", "-c", "memconfig.yaml", "--log-file", "fifo", cwd=project)
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"memconfig: error: --log-file: fifo is a FIFO, {NOT_OPENED}"
+
+
+def test_the_log_may_be_dev_null_or_the_process_stderr(project: Path) -> None:
+    for target in (os.devnull, "/dev/stderr"):
+        done = memconfig("render", "-c", "memconfig.yaml", "--log-file", target, cwd=project)
+        assert done.returncode == 0 and "Use tabs." in done.stdout, done.stderr
+
+
+def test_a_system_file_that_is_a_fifo_is_refused(project: Path) -> None:
+    done = memconfig("render", "-c", "memconfig.yaml", "--system-file", "fifo", cwd=project)
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith(f"--system-file fifo: is a FIFO, {NOT_OPENED}")
+
+
+def test_a_config_that_is_a_named_fifo_is_refused(project: Path) -> None:
+    done = memconfig("validate", "-c", "fifo", cwd=project)
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"memconfig: error: fifo: is a FIFO, {NOT_OPENED}"
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="process substitution needs bash")
+def test_process_substitution_is_read_as_the_caller_gave_it(project: Path) -> None:
+    """``-c <(cat memconfig.yaml) --system-file <(echo …)``: the caller's own pipes, read to their end."""
+    script = f"{sys.executable} -m memconfig render -c <(cat memconfig.yaml) --system-file <(printf 'Be brief.')"
+    done = subprocess.run(
+        ["bash", "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env=environment(None),
+        timeout=HANG,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Be brief.") and "Use tabs." in done.stdout
