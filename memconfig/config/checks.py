@@ -91,6 +91,14 @@ def check_on_disk(
         if shown in seen:
             problems.append(Problem(f"sources[{i}]", f"repeats sources[{seen[shown]}] ({shown!r})"))
         seen.setdefault(shown, i)
+    discoveries: dict[str, int] = {}
+    for i, item in enumerate(items if isinstance(items, list) else []):
+        found = item.get("discover") if isinstance(item, Mapping) else None
+        if isinstance(found, Mapping):  # the same search twice would find the same files twice
+            same = repr(sorted(found.items(), key=lambda kv: str(kv[0])))
+            if same in discoveries:
+                problems.append(Problem(f"sources[{i}]", f"repeats sources[{discoveries[same]}] (the same discover:)"))
+            discoveries.setdefault(same, i)
 
     files_ok = not _reported(problems, "base_dir")  # relative to a base_dir that is wrong, every file is missing
     template_text = None

@@ -70,3 +70,17 @@ def test_process_substitution_is_read_as_the_caller_gave_it(project: Path) -> No
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("Be brief.") and "Use tabs." in done.stdout
+
+
+def test_a_relative_config_in_a_removed_working_folder_says_so(tmp_path: Path) -> None:
+    """The shell's folder deleted under it, ``-c memconfig.yaml``: exit 2 saying why the file is not found."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    prelude = f"import os\nos.chdir({str(gone)!r})\nos.rmdir({str(gone)!r})"
+    done = memconfig("validate", "-c", "memconfig.yaml", cwd=tmp_path, prelude=prelude)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "memconfig: error: memconfig.yaml: file not found: memconfig.yaml"
+        " (the working directory no longer exists: run from a folder that does)"
+    )
+    assert "cannot write the output" not in done.stderr
