@@ -135,7 +135,7 @@ def _named_rule(chosen: ProcessorConfig, processor: Processor) -> Rule | Placed:
 
 def _rules(sources: Sequence[Source], root: str | os.PathLike[str]) -> list[Processor]:
     """The rules step, when a source declares rules (only such configs import wcmatch and the rules module)."""
-    if not any(s.rules == "frontmatter" for s in sources):
+    if not any(s.rules is not None for s in sources):
         return []
     from .process.rules import rules_processor
 

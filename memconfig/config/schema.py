@@ -208,9 +208,11 @@ class SourceConfig(_Model):
     """Remove a leading YAML ``---`` block (``None``: the layout's rule)."""
     imports: ImportsConfig | None = None
     """This source's own ``imports`` settings, over the config's (field by field)."""
-    rules: Literal["frontmatter"] | None = None
-    """Rule files: each file's frontmatter (``alwaysApply``, ``globs``, ``paths``, ``description``) decides per
-    render whether it applies to the paths in play (:mod:`memconfig.process.rules`)."""
+    rules: Literal["frontmatter", "claude", "cursor"] | None = None
+    """Rule files: each file's frontmatter decides per render whether it applies to the paths in play
+    (:mod:`memconfig.process.rules`). ``frontmatter`` reads Cursor's keys and Claude Code's (``alwaysApply``,
+    ``globs``, ``paths``, ``description``); ``claude`` reads ``paths`` alone (a rule without it always applies),
+    as Claude Code does; ``cursor`` reads Cursor's keys alone."""
 
     @model_validator(mode="before")
     @classmethod

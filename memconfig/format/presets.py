@@ -132,7 +132,7 @@ _CLAUDE_DEFAULTS: Mapping[str, Any] = MappingProxyType(
             {"discover": {"names": ("CLAUDE.md", "CLAUDE.local.md"), "pick": "all", "root_markers": (".git",)}},
             {
                 "discover": {"patterns": (".claude/rules/**/*.md",), "pick": "all", "root_markers": (".git",)},
-                "rules": "frontmatter",
+                "rules": "claude",  # paths alone decide, as Claude Code reads them
             },
         ),
         "imports": {"enabled": True, "max_depth": 5, "markers": "none"},

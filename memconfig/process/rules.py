@@ -2,7 +2,9 @@
 
 A source with ``rules: frontmatter`` (a file or a glob) is a set of rule files
 in the style of Cursor's ``.cursor/rules/*.mdc`` and Claude Code's
-``.claude/rules/*.md``. Each file's leading YAML block decides, given the
+``.claude/rules/*.md``; ``rules: claude`` reads only the key Claude Code reads
+(``paths``: 2 and 4 below), ``rules: cursor`` only Cursor's (``alwaysApply``,
+``globs``, ``description``). Each file's leading YAML block decides, given the
 *paths in play* of this render (``Pipeline.build(paths=...)``, ``memconfig
 render --path``, the LangChain middleware's state key):
 
@@ -64,8 +66,16 @@ __all__ = [
     "split_patterns",
 ]
 
-#: The values a source's ``rules`` may take.
-RULES_MODES = ("frontmatter",)
+#: The values a source's ``rules`` may take: which frontmatter keys decide (see :data:`DIALECT_KEYS`).
+RULES_MODES = ("frontmatter", "claude", "cursor")
+#: The keys each dialect reads. ``claude``: Claude Code's ``.claude/rules``, decided by ``paths`` alone (a rule
+#: without it always applies; ``globs``, ``alwaysApply`` and ``description`` mean nothing there). ``cursor``:
+#: Cursor's ``.mdc`` rules (``globs``, ``alwaysApply``, ``description``). ``frontmatter``: either tool's keys.
+DIALECT_KEYS: Mapping[str, tuple[str, ...]] = {
+    "frontmatter": ("alwaysApply", "globs", "paths", "description"),
+    "claude": ("paths",),
+    "cursor": ("alwaysApply", "globs", "description"),
+}
 
 PathsInPlay = tuple[str, ...]
 """Absolute, normalised paths, sorted, each once: what a render's rules are decided for (see :func:`in_play`)."""
@@ -129,8 +139,8 @@ def split_patterns(value: str) -> list[str]:
     return [part.strip() for part in out if part.strip()]
 
 
-def read_rule(text: str) -> Rule:
-    """The rule *text* states in its frontmatter (see the module for what each key means)."""
+def read_rule(text: str, dialect: str = "frontmatter") -> Rule:
+    """The rule *text* states in its frontmatter, reading the keys of *dialect* only (:data:`DIALECT_KEYS`)."""
     found = split_frontmatter(text)
     if found is None:
         return Rule(text)
@@ -149,6 +159,8 @@ def read_rule(text: str) -> Rule:
     if not isinstance(data, dict):
         return Rule(found.body, problem="the frontmatter is not a mapping of keys", line=found.line)
     problems: list[tuple[str, str]] = []
+    read = DIALECT_KEYS[dialect]
+    data = {key: value for key, value in data.items() if key in read}
     always = data.get("alwaysApply")
     if always is not None and not isinstance(always, bool):
         problems.append(("alwaysApply", f"must be true or false, not {_shown(always)}"))
@@ -253,17 +265,19 @@ class ApplyRules:
 
     def __init__(
         self,
-        sources: Collection[str],
+        sources: Collection[str] | Mapping[str, str],
         root: str | os.PathLike[str],
         anchored: Mapping[str, tuple[str, ...]] | None = None,
         markers: Mapping[str, tuple[str, ...]] | None = None,
     ) -> None:
         self.sources = frozenset(sources)
+        self.dialects: dict[str, str] = dict(sources) if isinstance(sources, Mapping) else {}
+        """By source key, the rules dialect it declared (``frontmatter`` when not given)."""
         self.root = PurePosixPath(os.path.abspath(os.fspath(root)))
         self.anchored = dict(anchored or {})
         self.markers = dict(markers or {})
         named = [
-            *sorted(self.sources),
+            *(f"{k}~{self.dialects.get(k, 'frontmatter')}" for k in sorted(self.sources)),
             *(f"{k}={','.join(v)}" for k, v in sorted(self.anchored.items())),
             *(f"{k}:{','.join(v)}" for k, v in sorted(self.markers.items())),
         ]
@@ -287,7 +301,9 @@ class ApplyRules:
             if section.source not in chosen and section.parent not in chosen:
                 kept.append(section)
                 continue
-            rule, matches = self._rule(section)
+            dialects = self.dialects
+            dialect = dialects.get(section.source) or dialects.get(section.parent or "") or "frontmatter"
+            rule, matches = self._rule(section, dialect)
             if rule.problem is not None:
                 fields = {"line": rule.line, "detail": f"{section.source}:{rule.line}: {rule.problem}"}
                 notes.append(Note(section, "frontmatter_invalid", fields))
@@ -348,12 +364,13 @@ class ApplyRules:
                 out.append(pure.relative_to(root).as_posix())
         return out
 
-    def _rule(self, section: Section) -> tuple[Rule, Callable[[str], bool] | None]:
-        """The section's rule and its matcher, parsed once per version of the file."""
-        key = (section.source, f"{section.sha256}:{len(section.text)}" if section.sha256 else section.text)
+    def _rule(self, section: Section, dialect: str) -> tuple[Rule, Callable[[str], bool] | None]:
+        """The section's rule in *dialect* and its matcher, parsed once per version of the file."""
+        version = f"{section.sha256}:{len(section.text)}" if section.sha256 else section.text
+        key = (section.source, f"{dialect}:{version}")
         parsed = self._parsed.get(key)
         if parsed is None:
-            rule = read_rule(section.text)
+            rule = read_rule(section.text, dialect)
             parsed = (rule, _matcher(rule.patterns) if rule.patterns else None)
             self._parsed[key] = parsed
             while len(self._parsed) > _PARSED:
@@ -378,9 +395,9 @@ def _not_applying(rule: Rule, matches: Callable[[str], bool] | None, paths: Sequ
     return None
 
 
-def rules_sources(sources: Iterable[Any]) -> list[str]:
-    """The keys of the sources that declare ``rules: frontmatter``."""
-    return [s.key for s in sources if getattr(s, "rules", None) == "frontmatter"]
+def rules_sources(sources: Iterable[Any]) -> dict[str, str]:
+    """The keys of the sources that declare ``rules:``, each with its dialect (``frontmatter``, ``claude``…)."""
+    return {s.key: s.rules for s in sources if getattr(s, "rules", None) in RULES_MODES}
 
 
 def rules_processor(sources: Iterable[Any], root: str | os.PathLike[str]) -> list[ApplyRules]:

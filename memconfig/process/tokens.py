@@ -266,10 +266,10 @@ def _how_to_provide(name: str, missing: _NotHere) -> str:
     cache = tiktoken_cache_dir() or "a folder of your choice"
     source = f" ({missing.blobpath})" if missing.blobpath else ""
     return (
-        f"the tiktoken encoding {name!r} is not on this machine: {missing}; memconfig never downloads it. "
-        f"Either set formatter.tokens.encoding_file to a local copy of its ranks file{source}, or fill "
-        f"tiktoken's cache ({cache}; TIKTOKEN_CACHE_DIR chooses it) once, on a machine with network access: "
-        f"TIKTOKEN_CACHE_DIR={cache} python -c \"import tiktoken; tiktoken.get_encoding('{name}')\""
+        f"the tiktoken encoding {name!r} is not on this machine: {missing}; memconfig never downloads it.\n"
+        f"  Either set formatter.tokens.encoding_file to a local copy of its ranks file{source},\n"
+        f"  or fill tiktoken's cache ({cache}; TIKTOKEN_CACHE_DIR chooses it) once, on a machine with network"
+        f" access:\n  TIKTOKEN_CACHE_DIR={cache} python -c \"import tiktoken; tiktoken.get_encoding('{name}')\""
     )
 
 
