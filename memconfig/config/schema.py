@@ -422,7 +422,8 @@ class _LayoutFields(_Model):
     section: str | None = None
     separator: str | None = None
     empty: str | None = None
-    strip_html_comments: bool | None = None
+    strip_html_comments: bool | Literal["outside_code"] | None = None
+    """Remove ``<!-- … -->`` (``outside_code``: but those inside fenced code blocks, as Claude Code keeps them)."""
     strip_frontmatter: bool | None = None
     escape: bool | None = None
     """Neutralise a wrapper's closing tag inside content (``None``: the layout's rule, on for tag layouts)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 from ..limits import MAX_PRESET_DEPTH
 
@@ -61,7 +61,8 @@ class Preset:
         section: one source's part (slots ``{path}``, ``{name}``, ``{title}``, ``{content}``).
         separator: between two sections.
         empty: what fills ``{agent_memory}`` when no section is left.
-        strip_html_comments: remove ``<!-- … -->`` from content.
+        strip_html_comments: remove ``<!-- … -->`` from content (``outside_code``: but inside fenced code blocks,
+            as Claude Code keeps them).
         strip_frontmatter: remove a leading YAML ``---`` block from content
             (a source's own ``strip_frontmatter`` wins).
         escape: neutralise, inside content, the closing tags of the elements the
@@ -81,7 +82,7 @@ class Preset:
     section: str
     separator: str
     empty: str
-    strip_html_comments: bool
+    strip_html_comments: bool | Literal["outside_code"]
     strip_frontmatter: bool = False
     escape: bool = True
     trim: bool = True
@@ -180,13 +181,14 @@ PRESETS: MappingProxyType[str, Preset] = MappingProxyType(
             strip_bom=False,
         ),
         # Claude Code's memory: the files concatenated, a blank line between; HTML comments stripped
-        # (Claude Code hides them from the model), frontmatter kept (a rule file's is stripped by its rule).
+        # (Claude Code hides them from the model) but those inside fenced code, which it keeps; frontmatter
+        # kept (a rule file's is stripped by its rule).
         "claude": Preset(
             template="{agent_memory}",
             section="{content}",
             separator="\n\n",
             empty="",
-            strip_html_comments=True,
+            strip_html_comments="outside_code",
         ),
         # Gemini CLI's concatenation: each file between "--- Context from: P ---" and
         # "--- End of Context from: P ---" lines (P its absolute path), a blank line between;

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .frontmatter import StripFrontmatter, StripFrontmatterOf
@@ -38,20 +38,61 @@ class StripBOM(TextStep):
 
 @dataclass(frozen=True, slots=True)
 class StripHTMLComments(TextStep):
-    """Removes ``<!-- … -->``: notes for people editing the file, not for the model."""
+    """Removes ``<!-- … -->``: notes for people editing the file, not for the model.
+
+    *outside_code*: those inside fenced code blocks (```` ``` ```` or ``~~~``) are kept, as
+    Claude Code keeps them (an example of a comment is code, not a note); deepagents strips them all.
+    """
+
+    outside_code: bool = field(default=False, repr=False)
+
+    @property
+    def token(self) -> str:
+        return "StripHTMLComments(outside_code=True)" if self.outside_code else "StripHTMLComments()"
 
     def clean(self, text: str) -> str:
         # "<" first: a one-character search is a memchr, far cheaper than looking for "<!--" itself.
-        if "<" in text and "<!--" in text:
+        if "<" not in text or "<!--" not in text:
+            return text
+        if not self.outside_code or ("```" not in text and "~~~" not in text):
             return _HTML_COMMENT.sub("", text)
-        return text
+        return "".join(_HTML_COMMENT.sub("", part) if prose else part for prose, part in _fenced(text))
+
+
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_CLOSING = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*\r?\n?")
+
+
+def _fenced(text: str) -> list[tuple[bool, str]]:
+    """*text* as runs of prose (``True``) and fenced code blocks (``False``), as CommonMark reads the fences:
+    a fence closes on a line of the same character, at least as long; an unclosed one runs to the end."""
+    runs: list[tuple[bool, str]] = []
+    prose: list[str] = []
+    code: list[str] = []
+    fence = ""
+    for line in text.splitlines(keepends=True):
+        if not fence:
+            opened = _FENCE.match(line)
+            if opened is None or (opened[1][0] == "`" and "`" in line[opened.end() :]):
+                prose.append(line)
+                continue
+            runs.append((True, "".join(prose)))
+            prose, code, fence = [], [line], opened[1]
+            continue
+        code.append(line)
+        closed = _CLOSING.fullmatch(line)
+        if closed is not None and closed[1][0] == fence[0] and len(closed[1]) >= len(fence):
+            runs.append((False, "".join(code)))
+            code, fence = [], ""
+    runs += [(False, "".join(code)), (True, "".join(prose))]
+    return runs
 
 
 class Cleaning:
     """The built-in cleaning processors for one layout, in order, and the blank test they imply.
 
     Args:
-        strip_html_comments: remove ``<!-- … -->``.
+        strip_html_comments: remove ``<!-- … -->`` (``"outside_code"``: but inside fenced code).
         strip_frontmatter: remove a leading YAML ``---`` block: for every
             source, or by source key (each source's own choice). When the
             sources disagree, the blank test leaves frontmatter in (a file that
@@ -60,7 +101,7 @@ class Cleaning:
 
     def __init__(
         self,
-        strip_html_comments: bool = True,
+        strip_html_comments: bool | str = True,
         strip_frontmatter: bool | Mapping[str, bool] = False,
         strip_bom: bool = True,
     ) -> None:
@@ -77,7 +118,7 @@ class Cleaning:
         if every:
             text.append(StripFrontmatter())
         if strip_html_comments:
-            text.append(StripHTMLComments())
+            text.append(StripHTMLComments(outside_code=strip_html_comments == "outside_code"))
         self._text: tuple[TextStep, ...] = tuple(text)
         steps: list[Processor] = list(text)
         chosen = (("bom", strip_bom), ("frontmatter", every), ("html_comments", strip_html_comments))
@@ -104,7 +145,8 @@ class Cleaning:
         chosen = {s.key: rule if s.strip_frontmatter is None else s.strip_frontmatter for s in sources}
         if not on("frontmatter"):
             chosen = {}
-        return cls(layout.strip_html_comments and on("html_comments"), chosen or rule, layout.strip_bom and on("bom"))
+        comments = layout.strip_html_comments if on("html_comments") else False
+        return cls(comments, chosen or rule, layout.strip_bom and on("bom"))
 
     def __repr__(self) -> str:
         return f"Cleaning({self.token})"
