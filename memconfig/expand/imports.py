@@ -116,8 +116,8 @@ def find_tokens(text: str, allow_home: bool = False) -> list[Token]:
                 at = text.find("@", ends[i])
                 continue
             end = at + 1
-            while end < size and not text[end].isspace():
-                end += 1
+            while end < size and (not text[end].isspace() or (text[end] == " " and text[end - 1] == "\\")):
+                end += 1  # a backslash-escaped space is part of the path (@Design\ Docs/x.md), as Claude Code reads
             token = _token(text, at, end, allow_home)
             if token is not None:
                 tokens.append(token)
@@ -128,17 +128,16 @@ def find_tokens(text: str, allow_home: bool = False) -> list[Token]:
 
 
 def _token(text: str, at: int, end: int, allow_home: bool) -> Token | None:
-    path = text[at + 1 : end]
-    path = _trimmed(path)
-    optional = path.endswith("?")
+    raw = _trimmed(text[at + 1 : end])
+    optional = raw.endswith("?")
     if optional:
-        path = _trimmed(path[:-1])
-    if not path:
+        raw = _trimmed(raw[:-1])
+    if not raw:
         return None
-    first = path[0]
-    if not (first in "./" or ("a" <= first <= "z") or ("A" <= first <= "Z") or (allow_home and path[:2] == "~/")):
+    first = raw[0]
+    if not (first in "./" or ("a" <= first <= "z") or ("A" <= first <= "Z") or (allow_home and raw[:2] == "~/")):
         return None
-    return Token(at, at + 1 + len(path) + optional, path, optional)
+    return Token(at, at + 1 + len(raw) + optional, raw.replace("\\ ", " "), optional)
 
 
 def _trimmed(path: str) -> str:
