@@ -311,7 +311,7 @@ class ApplyRules:
                 root = self._anchor(section)
                 if root not in by_root:
                     by_root[root] = self._relative(paths, root)
-                why = _not_applying(rule, matches, by_root[root])
+                why = _not_applying(rule, matches, by_root[root], len(paths), root)
                 if why is not None:
                     reasons[section.source] = (SkipReason.NOT_APPLICABLE, why)
                     continue
@@ -378,14 +378,20 @@ class ApplyRules:
         return parsed
 
 
-def _not_applying(rule: Rule, matches: Callable[[str], bool] | None, paths: Sequence[str]) -> str | None:
-    """Why *rule* does not apply to *paths* (relative), or ``None`` when it does."""
+def _not_applying(
+    rule: Rule, matches: Callable[[str], bool] | None, paths: Sequence[str], given: int = 0, root: object = None
+) -> str | None:
+    """Why *rule* does not apply to *paths* (those of the *given* paths in play inside *root*, relative to it),
+    or ``None`` when it does."""
     if rule.always:
         return None
     if matches is not None:
         if any(matches(path) for path in paths):
             return None
         shown = ", ".join(rule.patterns[:_SHOWN]) + (", …" if len(rule.patterns) > _SHOWN else "")
+        if not paths and given:  # paths were given, but none lies in the project its patterns are relative to
+            outside = "the one given is" if given == 1 else f"all {given} given are"
+            return f"no path in play matches its patterns ({shown}): {outside} outside its project root {root}"
         if not paths:
             return f"no path in play matches its patterns ({shown}): none given"
         return f"no path in play matches its patterns ({shown}); {len(paths)} in play"

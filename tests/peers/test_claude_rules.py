@@ -79,3 +79,16 @@ def test_cursor_rules_ignore_claude_paths(tmp_path: Path) -> None:
     with capture_logs():
         render = Pipeline.from_config(_rules_config(tmp_path, "cursor")).build({}, paths=[str(tmp_path / "x.md")])
     assert render.text == "No Cursor key."  # no globs, no alwaysApply: Cursor's keys say nothing, it applies
+
+
+def test_a_path_outside_the_project_root_is_reported_as_such(tmp_path: Path) -> None:
+    """A `--path` that is not in the rule's project is said to be outside it, not "none given"."""
+    project = tmp_path / "project"
+    write(project / "rules" / "ts.md", '---\nglobs: "src/**/*.ts"\n---\nTS.\n')
+    config = {**_rules_config(project, "cursor")}
+    with capture_logs() as logs:
+        assert Pipeline.from_config(config).build({}, paths=[str(tmp_path / "elsewhere" / "a.ts")]).text == ""
+    (skip,) = [e for e in logs if e["event"] == "source_skipped"]
+    assert skip["detail"] == (
+        f"no path in play matches its patterns (src/**/*.ts): the one given is outside its project root {project}"
+    )
