@@ -78,8 +78,6 @@ _SECRET_NAMES = frozenset(
         "hmac",
         "verify",
         "hash",
-        "policy",  # CloudFront's signed policy
-        "st",  # nginx secure_link's and Wowza's signed token
     )
 )
 # By rule, beside the names: a query value that looks like a signature or a token, whatever it is called —
