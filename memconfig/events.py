@@ -520,15 +520,16 @@ def source_loaded(result: LoadResult, chars: int, cache: str) -> None:
 def source_skipped(source: Source, reason: str, detail: str, duration_ms: float = 0.0) -> None:
     """A source is not in the prompt, and why.
 
-    ``info`` for an optional source that is simply not there, and for an import
-    of a file already in the prompt (a diamond of imports: nothing is missing);
-    ``warning`` for any other reason, for any required source, and for a missing
-    import not marked optional (``@path?``).
+    ``info`` for an optional source that is simply not there, and for a file
+    found (imported, matched or discovered) that is already in the prompt (a
+    diamond of imports, two discoveries of one folder: nothing is missing);
+    ``warning`` for any other reason, for any required source, for a declared
+    source that repeats another, and for a missing import not marked optional (``@path?``).
     """
     ref = source.import_of
     quiet = not source.required and (
         (reason == SkipReason.NOT_FOUND and (ref is None or ref.optional))
-        or (reason == SkipReason.DUPLICATE and ref is not None)
+        or (reason == SkipReason.DUPLICATE and source.via is not None)
     )
     record = SourceSkipped(
         source.key,

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from fsspec.implementations.local import LocalFileSystem
 
+from .cache.repeats import Claims, repeat_key
 from .config.layers import STDIN, ConfigValue, value_layers
 from .config.schema import CWD
 from .expand import EXPANDERS
@@ -255,27 +256,28 @@ def plan_sources(config: Config) -> list[PlannedSource]:
         planner.plan(source, variable_names(item.written))
         for source, item in zip(build_sources(config), config.sources, strict=True)
     ]
-    return _without_repeats(planned, {})
+    claims = Claims({item.key: item.key for item in planned})
+    return [_without_repeats(item, item.key, claims) for item in planned]
 
 
-def _without_repeats(planned: Sequence[PlannedSource], first: dict[str, str]) -> list[PlannedSource]:
-    """*planned* with each source that reads an earlier one's file a ``duplicate``, as a render marks it.
+def _without_repeats(item: PlannedSource, root: str, claims: Claims) -> PlannedSource:
+    """*item* (its matches, in their place) with each source that reads an earlier one's file a ``duplicate``.
 
-    In prompt order, a glob's matches in its place; *first* maps each place
-    taken to the key of the source that took it (as
-    :func:`~memconfig.cache.repeats.mark_repeats` does for a pass's results).
+    Asked of *claims* in prompt order, as a render asks for a pass's results
+    (:func:`~memconfig.cache.repeats.mark_repeats`): a match under another
+    source's key, or reading an earlier source's file.
     """
-    out = []
-    for item in planned:
-        if item.matches:
-            item = replace(item, matches=tuple(_without_repeats(item.matches, first)))
-        elif item.verdict == "read" and item.place is not None:
-            owner = first.setdefault(item.place, item.key)
-            if owner != item.key:
-                detail = f"the same file as {owner!r}"
-                item = replace(item, verdict="skipped", reason=SkipReason.DUPLICATE, detail=detail)
-        out.append(item)
-    return out
+    if item.matches:
+        return replace(item, matches=tuple(_without_repeats(match, root, claims) for match in item.matches))
+    if claims.by_key(item.key, root, item.key != root):  # a match (one level below its root) under another's key
+        detail = f"the same file as {item.key!r}"
+        return replace(
+            item, key=repeat_key(item.key, root), verdict="skipped", reason=SkipReason.DUPLICATE, detail=detail
+        )
+    owner = claims.by_place(item.key, item.place) if item.verdict == "read" and item.place is not None else None
+    if owner is None:
+        return item
+    return replace(item, verdict="skipped", reason=SkipReason.DUPLICATE, detail=f"the same file as {owner!r}")
 
 
 class _Planner:

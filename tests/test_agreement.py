@@ -161,6 +161,28 @@ def test_a_glob_match_a_declared_source_holds_is_a_duplicate_everywhere(tmp_path
     assert seen.held("AGENTS.md")["in_prompt"]  # type: ignore[index]
 
 
+def test_a_file_two_discoveries_reach_is_a_duplicate_everywhere(tmp_path: Path) -> None:
+    """Two discoveries walk one folder: each file is in once, the second discovery's copy a duplicate everywhere."""
+    write(
+        tmp_path,
+        "version: 1\nsources:\n  - discover: {names: [AGENTS.md], from: sub}\n"
+        "  - discover: {names: [CLAUDE.md, AGENTS.md], from: sub}\nformatter: {preset: plain}\n",
+        {".git/HEAD": "", "AGENTS.md": "Root.\n", "sub/AGENTS.md": "Sub.\n", "sub/CLAUDE.md": "Claude.\n"},
+    )
+    done = render(tmp_path)
+    assert done.stdout.strip() == "Root.\n\nSub.\n\nClaude."
+    second = "discover:first:CLAUDE.md,AGENTS.md@sub"
+    repeat = f"{tmp_path / 'AGENTS.md'} (via {second})"
+    planned = {m["key"]: m for m in explained(tmp_path)}
+    assert (planned[repeat]["verdict"], planned[repeat]["reason"]) == ("skipped", "duplicate")
+    assert planned[repeat]["detail"] == f"the same file as {str(tmp_path / 'AGENTS.md')!r}"
+    assert planned[str(tmp_path / "sub" / "CLAUDE.md")]["verdict"] == "read"
+    seen = reports(tmp_path)
+    assert seen.source(repeat)["last_reason"] == "duplicate"
+    assert not seen.held(repeat)["in_prompt"]  # type: ignore[index]
+    assert seen.held(str(tmp_path / "AGENTS.md"))["in_prompt"]  # type: ignore[index]
+
+
 def test_a_required_source_that_failed_is_named_as_the_user_named_it(tmp_path: Path) -> None:
     """`name: team-rules`: the error, the failed render in the audit and the HTML page all say team-rules."""
     write(

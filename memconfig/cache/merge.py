@@ -55,11 +55,9 @@ class Merge:
         latest: LatestCopies,
         contents: dict[str, str],
         meta: Meta | None,
-        configured: Mapping[str, Source],
     ) -> None:
         self.work = work
         self.stamp = work.stamp  # of the version being folded in: its read's, else this pass's
-        self.configured = configured  # a child that is also configured on its own belongs to that source
         self.latest = latest
         self.contents = contents
         self.skipped: dict[str, OutRecord] = dict(meta.skipped) if meta is not None else {}
@@ -112,7 +110,6 @@ class Merge:
             self.failures.append(Failure(source.key, reason, detail, source.name, source.display_url))
 
     def _expanded(self, source: Source, group: list[LoadResult]) -> list[MetaEntry]:
-        group = [r for r in group if not r.source.lineage or r.source.key not in self.configured]
         previous = {e.key: e for e in self.by_source.get(source.key, [])}
         failed = group[0] if len(group) == 1 and group[0].source is source else None  # the expansion itself
         if failed is not None and failed.reason in STALE_REASONS and previous:

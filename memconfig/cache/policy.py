@@ -103,6 +103,7 @@ class PolicyCache:
         self.meta_key = f"{state_key}_meta"
         self._stored = StoredMeta(self.meta_key)  # the state's meta as JSON: each object read once
         self._by_key = {s.key: s for s in self.sources}
+        self._own_keys = {s.key: s.key for s in self.sources}
         self._cold = {s.key: LoadRequest(s) for s in self.sources}  # what is asked of a source nothing is known of
         self._lock = threading.Lock()
         self._flights = Flights()
@@ -192,8 +193,20 @@ class PolicyCache:
 
             load = functools.partial(_load, loader, can)
             results = yield from expand_imports(results, load, self._import_request(work), self._text_of(state, work))
-            return self._merge(state, work, without_orphans(mark_repeats(results)))
-        return self._merge(state, work, mark_repeats(results))
+            return self._merge(state, work, without_orphans(mark_repeats(results, self._claimed(work))))
+        return self._merge(state, work, mark_repeats(results, self._claimed(work)))
+
+    def _claimed(self, work: Pass) -> Mapping[str, str]:
+        """The keys held outside *work*'s results, each with its declared source: a repeat of one is a ``duplicate``.
+
+        Every declared source's own key, and, when only some sources are read,
+        the children held of the others (a discovery not due this turn keeps its files).
+        """
+        if work.held is None or len(work.requests) == len(self.sources):
+            return self._own_keys
+        asked = {request.source.key for request in work.requests}
+        held = {key: entry.root for key, entry in work.held[0].items() if entry.root not in asked}
+        return held | self._own_keys
 
     def serve(self, loader: Loader, can: LoaderCapabilities | None = None) -> LoaderCapabilities:
         """Serve renders read by *loader*, which can do *can* (asked of it now, if not given): asked once."""
@@ -434,7 +447,7 @@ class PolicyCache:
         with self._lock:
             found = self._stored.read(state)
             held = found if isinstance(found, Meta) else None
-            merge = Merge(work, self._latest, dict(state.get(self.state_key) or {}), held, self._by_key)
+            merge = Merge(work, self._latest, dict(state.get(self.state_key) or {}), held)
             for index, request in enumerate(work.requests):
                 merge.source(request.source, results.get(index, []))
             ordered = tuple([e for s in self.sources for e in merge.by_source.get(s.key, [])])

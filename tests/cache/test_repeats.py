@@ -129,3 +129,57 @@ def test_a_users_loader_fingerprint_is_not_taken_for_a_local_file(tmp_path: Path
         text = Pipeline.from_config(config, loader=HashFingerprintLoader(token)).render()
     assert text == "Same rules.\n\nSame rules."
     assert _repeats(logs) == []
+
+
+def _two_discoveries(root: Path) -> list[dict[str, Any]]:
+    """A project with AGENTS.md at its root and in sub/, and two discoveries from sub/ that both take them."""
+    (root / ".git").mkdir()
+    (root / "AGENTS.md").write_text("root rules")
+    (root / "sub").mkdir()
+    (root / "sub" / "AGENTS.md").write_text("sub rules")
+    return [
+        {"discover": {"names": ["AGENTS.md"], "from": "sub"}},
+        {"discover": {"names": ["CLAUDE.md", "AGENTS.md"], "from": "sub"}},
+    ]
+
+
+@pytest.mark.parametrize("policy", ["once", "revalidate", "ttl", "always", "watch"])
+def test_a_file_two_discoveries_reach_goes_in_once(tmp_path: Path, policy: str) -> None:
+    """Each file is in once, from the first discovery; the second's copy is a duplicate (info), under its own key."""
+    sources = _two_discoveries(tmp_path)
+    pipeline = plain_pipeline(tmp_path, sources, policy, cache={"policy": policy, "ttl": 0})
+    state: dict[str, Any] = {}
+    with capture_logs() as logs:
+        assert pipeline.render(state=state) == "root rules\n\nsub rules"
+    second = "discover:first:CLAUDE.md,AGENTS.md@sub"
+    root, sub = str(tmp_path / "AGENTS.md"), str(tmp_path / "sub" / "AGENTS.md")
+    skipped = [e for e in events_named(logs, "source_skipped")]
+    assert [(e["source"], e["name"], e["reason"], e["detail"], e["log_level"]) for e in skipped] == [
+        (f"{root} (via {second})", root, "duplicate", f"the same file as {root!r}", "info"),
+        (f"{sub} (via {second})", sub, "duplicate", f"the same file as {sub!r}", "info"),
+    ]
+    assert [e["source"] for e in events_named(logs, "source_loaded")] == [root, sub]
+    assert list(state["memory_contents"]) == [root, sub]
+    (tmp_path / "sub" / "CLAUDE.md").write_text("claude rules")  # the second discovery now takes its own file
+    pipeline.close()
+    if policy != "once":
+        assert pipeline.render(state=state) == "root rules\n\nsub rules\n\nclaude rules"
+        assert list(state["memory_contents"]) == [root, sub, str(tmp_path / "sub" / "CLAUDE.md")]
+
+
+def test_a_glob_match_under_a_declared_sources_key_is_a_duplicate_not_dropped(folder: Path) -> None:
+    """A glob before ``a.md``: the declared a.md keeps its place; the match is a duplicate (it was dropped silently)."""
+    with capture_logs() as logs:
+        text = plain_pipeline(folder, [{"glob": "[ab].md"}, "a.md"]).render()
+    assert text == "the b file\n\nthe a file"
+    assert _repeats(logs) == [("a.md (via [ab].md)", "the same file as 'a.md'")]
+    (expanded,) = events_named(logs, "source_expanded")
+    assert expanded["matches"] == ["a.md (via [ab].md)", "b.md"]
+
+
+def test_records_name_a_repeat_reached_by_two_discoveries(tmp_path: Path) -> None:
+    render = plain_pipeline(tmp_path, _two_discoveries(tmp_path)).build()
+    second = "discover:first:CLAUDE.md,AGENTS.md@sub"
+    root = str(tmp_path / "AGENTS.md")
+    repeat = next(r for r in render.sources if r.source == f"{root} (via {second})")
+    assert (repeat.status, repeat.reason, repeat.detail) == ("skipped", "duplicate", f"the same file as {root!r}")
