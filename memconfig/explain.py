@@ -461,17 +461,23 @@ class _Planner:
         for folder in found.folders:
             candidates: list[Candidate] = []
             done = False
+            filled: set[str] = set()  # the names a file was taken for (a stand-in is looked at only before)
             for path in looked_for(folder, spec):
                 if path in taken:
                     continue
+                name = spec.stands_for(os.path.basename(path)) if os.path.dirname(path) == folder else None
                 if done:
                     candidates.append(Candidate(path, "not_needed", "an earlier candidate ends the folder's search"))
+                elif name is not None and name in filled:
+                    candidates.append(Candidate(path, "not_needed", f"it stands in for {name}, which is taken"))
                 elif path in present:
                     blank = "its blank check is the render's (a blank file is passed over)"
                     note = blank if spec.pick == "first" and spec.skip_blank else ""
                     candidates.append(Candidate(path, "taken", note))
                     taken.append(path)
                     done = spec.pick == "first"
+                    if name is not None:
+                        filled.add(name)
                 else:
                     reason, detail = _why_not(path)
                     candidates.append(Candidate(path, reason, detail))

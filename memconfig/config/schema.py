@@ -120,6 +120,9 @@ class DiscoverConfig(_Model):
     """``discover:``: find instruction files by name in the folders from the project root down to ``from``."""
 
     names: list[str] | None = Field(default=None, min_length=1)
+    fallbacks: dict[str, list[str]] | None = None
+    """Names that stand in for one of ``names`` in a folder with no such file, the first present taken:
+    ``{CLAUDE.md: [AGENTS.md]}`` (Claude Code reads ``AGENTS.md`` where a folder has no ``CLAUDE.md``)."""
     patterns: list[str] | None = Field(default=None, min_length=1)
     """Globs relative to each folder walked (``.claude/rules/**/*.md``): the regular files they match are
     candidates too, after ``names``, in sorted order; ``**``, ``*``, ``?``, ``[…]`` and ``{a,b}``."""
@@ -165,12 +168,30 @@ class DiscoverConfig(_Model):
     def _something_to_find(self) -> DiscoverConfig:
         if self.names is None and self.patterns is None:
             raise ValueError("give 'names' (files to look for in each folder) or 'patterns' (globs), or both")
+        names = self.names or []
+        seen = set(names)
+        for name, stand_ins in (self.fallbacks or {}).items():
+            if name not in names:
+                raise ValueError(f"fallbacks: {name!r} is not one of 'names'")
+            for stand_in in stand_ins:
+                if not stand_in.strip() or _NAME_PROBLEM.search(stand_in) or stand_in in (".", ".."):
+                    raise ValueError(f"fallbacks: {stand_in!r} is not a file name: no '/', '\\', NUL, '.' or '..'")
+                if stand_in in seen:
+                    raise ValueError(f"fallbacks: {stand_in!r} is listed twice (in 'names' or another fallback)")
+                seen.add(stand_in)
         return self
 
     @property
+    def ordered_names(self) -> list[str]:
+        """The names, each followed by the names that stand in for it: the order they are looked for in a folder."""
+        fallbacks = self.fallbacks or {}
+        return [n for name in self.names or () for n in (name, *fallbacks.get(name, ()))]
+
+    @property
     def candidates(self) -> list[str]:
-        """The names, then the patterns: what the discovery looks for in each folder, in order."""
-        return [*(self.names or ()), *(self.patterns or ())]
+        """The names (a name and its stand-ins as ``CLAUDE.md|AGENTS.md``), then the patterns, in order."""
+        fallbacks = self.fallbacks or {}
+        return [*("|".join((n, *fallbacks.get(n, ()))) for n in self.names or ()), *(self.patterns or ())]
 
     _vars = field_validator("from_")(_check_vars)
 

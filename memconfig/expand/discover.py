@@ -180,9 +180,10 @@ class DiscoverExpander:
     def would_take(self, source: Source, path: str) -> bool:
         """Whether a file at *path*, there or not yet, is one *source*'s discovery looks for (its last walk's).
 
-        A candidate name in a folder it looked in, or a pattern's match below
-        one: ``render -o`` asks it before writing, so that its output never
-        becomes a source of the next render (``CLAUDE.local.md`` beside ``CLAUDE.md``).
+        A candidate name in a folder it looked in (a stand-in: where no file was
+        taken for its name), or a pattern's match below one: ``render -o`` asks
+        it before writing, so that its output never becomes a source of the next
+        render (``CLAUDE.local.md`` beside ``CLAUDE.md``).
         Walked now if it has not been yet.
         """
         assert source.discover is not None
@@ -191,7 +192,8 @@ class DiscoverExpander:
         real = os.path.realpath(path)
         folder, name = os.path.split(real)
         if name in spec.names and folder in found.folders:
-            return True
+            stands_for = spec.stands_for(name)  # a stand-in only where no file was taken for its name
+            return stands_for == name or all(taken != os.path.join(folder, stands_for) for _, taken in found.files)
         for top in found.folders if spec.patterns else ():
             if real.startswith(top.rstrip(os.sep) + os.sep):
                 relative = os.path.relpath(real, top).replace(os.sep, "/")
@@ -270,9 +272,16 @@ def _reach(pattern: str) -> Reach:
 
 
 def _pick(folder: str, spec: DiscoverSpec, source: Source | None) -> list[str]:
-    """The candidates of *folder* that are taken: the first that counts under ``pick: first``, else all present."""
+    """The candidates of *folder* that are taken: the first that counts under ``pick: first``, else all present.
+
+    A stand-in (``fallbacks``) is looked at only while no file was taken for the name it stands in for.
+    """
     taken = []
+    filled: set[str] = set()  # the names a file was taken for in this folder
     for path in candidates(folder, spec, source):
+        name = spec.stands_for(os.path.basename(path)) if os.path.dirname(path) == folder else None
+        if name is not None and name in filled:
+            continue
         why = _passed_over(path, spec)
         if why is not None:
             if source is not None:
@@ -281,6 +290,8 @@ def _pick(folder: str, spec: DiscoverSpec, source: Source | None) -> list[str]:
         taken.append(path)
         if spec.pick == "first":
             break
+        if name is not None:
+            filled.add(name)
     return taken
 
 

@@ -123,14 +123,21 @@ _CODEX_DEFAULTS: Mapping[str, Any] = MappingProxyType(
     }
 )
 
-#: Claude Code's memory (code.claude.com/docs/en/memory): every CLAUDE.md and CLAUDE.local.md from the project
-#: root down to the working folder (CLAUDE.local.md after CLAUDE.md in a folder), the rule files of
+#: Claude Code's memory (code.claude.com/docs/en/memory): every CLAUDE.md (AGENTS.md in a folder without one)
+#: and CLAUDE.local.md from the project root down to the working folder (CLAUDE.local.md after), the rule files of
 #: .claude/rules/ (any depth) applied by their ``paths`` frontmatter, relative to the folder holding
 #: .claude, and @path imports relative to the importing file, five hops deep.
 _CLAUDE_DEFAULTS: Mapping[str, Any] = MappingProxyType(
     {
         "sources": (
-            {"discover": {"names": ("CLAUDE.md", "CLAUDE.local.md"), "pick": "all", "root_markers": (".git",)}},
+            {
+                "discover": {
+                    "names": ("CLAUDE.md", "CLAUDE.local.md"),
+                    "fallbacks": {"CLAUDE.md": ("AGENTS.md",)},  # as Claude Code reads a folder without CLAUDE.md
+                    "pick": "all",
+                    "root_markers": (".git",),
+                }
+            },
             {
                 "discover": {"patterns": (".claude/rules/**/*.md",), "pick": "all", "root_markers": (".git",)},
                 "rules": "claude",  # paths alone decide, as Claude Code reads them

@@ -24,7 +24,9 @@ class DiscoverSpec:
     """What a ``discover:`` source looks for, and where; made from the config when the pipeline is built.
 
     Attributes:
-        names: the candidates in each folder, in order.
+        names: the candidates in each folder, in order (each stand-in right after the name it stands in for).
+        stand_ins: ``(stand-in, name)`` pairs: a stand-in is taken only in a folder where no file was
+            taken for its name (Claude Code's ``AGENTS.md`` where there is no ``CLAUDE.md``).
         pick: ``first`` (one file a folder: the first candidate that counts) or ``all``.
         start: the folder to walk down to, absolute; ``None``: the working directory at render time.
         root_markers: names whose presence makes a folder the project root.
@@ -39,6 +41,7 @@ class DiscoverSpec:
 
     names: tuple[str, ...]
     patterns: tuple[str, ...] = ()
+    stand_ins: tuple[tuple[str, str], ...] = ()
     pick: str = "first"
     start: str | None = None
     root_markers: tuple[str, ...] = ROOT_MARKERS
@@ -48,6 +51,13 @@ class DiscoverSpec:
     encoding: str = "utf-8"
     max_bytes: int = 1 << 20
     max_matches: int = 1000
+
+    def stands_for(self, name: str) -> str:
+        """The name a file called *name* is taken for: the one it stands in for, else *name* itself."""
+        for stand_in, principal in self.stand_ins:
+            if stand_in == name:
+                return principal
+        return name
 
 
 Markers = Literal["none", "comments"]

@@ -282,8 +282,9 @@ def _discovery(config: Config, item: SourceConfig, resolve: Callable[[str], str]
     found, down = item.discover, item.discover.down
     start = None if found.from_ is None else resolve(expand_vars_traced(found.from_)[0])
     spec = DiscoverSpec(
-        names=tuple(found.names or ()),
+        names=tuple(found.ordered_names),
         patterns=tuple(found.patterns or ()),
+        stand_ins=tuple((s, name) for name, stand_ins in (found.fallbacks or {}).items() for s in stand_ins),
         pick=found.pick,
         start=start,
         root_markers=tuple(found.root_markers),

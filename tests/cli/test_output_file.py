@@ -271,6 +271,29 @@ def test_an_output_a_source_would_read_once_written_is_refused_before_the_first_
     assert not (tmp_path / output).exists()
 
 
+@pytest.mark.parametrize("beside_claude_md", [True, False])
+def test_agents_md_as_output_under_the_claude_preset_only_where_claude_would_not_read_it(
+    tmp_path: Path, write_config: WriteConfig, beside_claude_md: bool
+) -> None:
+    """Claude Code reads AGENTS.md in a folder with no CLAUDE.md: -o AGENTS.md there is refused (exit 2, nothing
+    written); beside a CLAUDE.md it is not read, and is written."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CLAUDE.local.md").write_text("Mine.\n", encoding="utf-8")
+    if beside_claude_md:
+        (tmp_path / "CLAUDE.md").write_text("Use tabs.\n", encoding="utf-8")
+    write_config({"version": 1, "formatter": {"preset": "claude"}})
+    done = _render(tmp_path, "-o", "AGENTS.md")
+    if beside_claude_md:
+        assert done.returncode == 0, done.stderr
+        assert (tmp_path / "AGENTS.md").read_text(encoding="utf-8") == "Use tabs.\n\nMine."
+    else:
+        assert done.returncode == 2
+        assert "memconfig: error: -o AGENTS.md is a file this config's source discover:all:CLAUDE.md|AGENTS.md" in (
+            done.stderr
+        )
+        assert not (tmp_path / "AGENTS.md").exists()
+
+
 @pytest.mark.parametrize(
     ("config", "output"),
     [

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
-from support.cli import memconfig
+from support.cli import eventually, memconfig
 from support.pipelines import plain_pipeline
 from support.trees import git_init as _git_init
 from support.trees import write as _write
@@ -231,6 +231,14 @@ def test_the_folders_walked_are_exposed_for_a_watcher(repo: Path) -> None:
         pytest.param({"names": ["A.md"], "pick": "some"}, "sources[0].discover.pick", id="pick"),
         pytest.param({"names": ["A.md"], "down": {"max_dirs": -1}}, "sources[0].discover.down.max_dirs", id="neg"),
         pytest.param({"names": ["A.md"], "wat": 1}, "sources[0].discover.wat", id="unknown-key"),
+        pytest.param(
+            {"names": ["A.md"], "fallbacks": {"B.md": ["C.md"]}}, "fallbacks: 'B.md' is not one of", id="fb-unknown"
+        ),
+        pytest.param({"names": ["A.md"], "fallbacks": {"A.md": ["A.md"]}}, "listed twice", id="fb-itself"),
+        pytest.param(
+            {"names": ["A.md", "B.md"], "fallbacks": {"A.md": ["B.md"]}}, "'B.md' is listed twice", id="fb-a-name"
+        ),
+        pytest.param({"names": ["A.md"], "fallbacks": {"A.md": ["x/B.md"]}}, "is not a file name", id="fb-slash"),
     ],
 )
 def test_bad_discovery_settings_are_config_errors_at_their_key_path(discover: dict[str, Any], message: str) -> None:
@@ -356,3 +364,52 @@ def test_a_brace_is_a_wildcard_in_a_discovery_pattern_and_a_plain_character_in_a
     [source] = build_sources(pipeline.config)
     [spot] = EXPANDERS["glob"].watched(source)  # type: ignore[attr-defined]
     assert (spot.path, spot.kind) == (str(tmp_path / "x{1}"), "folder")
+
+
+def test_a_fallback_is_taken_only_in_a_folder_without_the_name_it_stands_in_for(repo: Path) -> None:
+    """`fallbacks: {CLAUDE.md: [AGENTS.md]}`: the root's CLAUDE.md hides its AGENTS.md; a/b has only AGENTS.md."""
+    _write(repo / "CLAUDE.md", "root claude")
+    _write(repo / "a" / "b" / "CLAUDE.local.md", "b local")
+    discover = {
+        "names": ["CLAUDE.md", "CLAUDE.local.md"],
+        "fallbacks": {"CLAUDE.md": ["AGENTS.md"]},
+        "pick": "all",
+        "from": "a/b",
+    }
+    with capture_logs() as logs:
+        text = _pipeline(discover, repo).render()
+    assert text == "root claude\n\nb rules\n\nb local"
+    (expanded,) = [e for e in logs if e["event"] == "source_expanded"]
+    assert expanded["source"] == "discover:all:CLAUDE.md|AGENTS.md,CLAUDE.local.md@a/b"
+    assert expanded["matches"] == [
+        str(repo / "CLAUDE.md"),
+        str(repo / "a/b/AGENTS.md"),
+        str(repo / "a/b/CLAUDE.local.md"),
+    ]
+
+
+def test_explain_says_why_a_fallback_is_not_needed(repo: Path) -> None:
+    _write(repo / "CLAUDE.md", "root claude")
+    config = _write(
+        repo / "memconfig.yaml",
+        "version: 1\nsources:\n  - discover:\n"
+        "      {names: [CLAUDE.md], fallbacks: {CLAUDE.md: [AGENTS.md]}, pick: all, from: a/b}\n",
+    )
+    done = memconfig("explain", "-c", str(config))
+    assert done.returncode == 0, done.stderr
+    assert f"{repo / 'AGENTS.md'}: not_needed (it stands in for CLAUDE.md, which is taken)" in done.stdout
+    assert f"{repo / 'a/b/AGENTS.md'}: taken" in done.stdout
+
+
+def test_a_new_file_of_the_name_replaces_its_fallback_under_watch(repo: Path) -> None:
+    """The stand-in's folder is watched for the name too: writing a/b/CLAUDE.md takes it in AGENTS.md's place."""
+    discover = {"names": ["CLAUDE.md"], "fallbacks": {"CLAUDE.md": ["AGENTS.md"]}, "pick": "all", "from": "a/b"}
+    pipeline = _pipeline(discover, repo, cache={"policy": "watch"})
+    state: dict[str, Any] = {}
+    try:
+        assert pipeline.render(state=state) == "root rules\n\nb rules"
+        eventually(lambda: pipeline.cache.watching.armed, "the watcher armed")  # type: ignore[attr-defined]
+        _write(repo / "a" / "b" / "CLAUDE.md", "b claude")
+        eventually(lambda: pipeline.render(state=state) == "root rules\n\nb claude", "CLAUDE.md taken instead")
+    finally:
+        pipeline.close()

@@ -59,6 +59,29 @@ def test_every_claude_md_from_the_root_down_local_after_checked_in(
     assert taken == [str(repo / "CLAUDE.md"), str(repo / "CLAUDE.local.md"), str(repo / "services/api/CLAUDE.md")]
 
 
+def test_agents_md_is_read_in_a_folder_without_claude_md(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claude Code reads AGENTS.md where a folder has no CLAUDE.md; beside a CLAUDE.md it is not read (but imported)."""
+    repo = _git_init(tmp_path / "repo")
+    _write(repo / "CLAUDE.md", "Root rules.\n@AGENTS.md\n")
+    _write(repo / "AGENTS.md", "Shared rules.\n")
+    _write(repo / "web" / "AGENTS.md", "Web rules.\n")
+    _write(repo / "web" / "CLAUDE.local.md", "My web sandbox.\n")
+    text, logs = _claude(repo / "web", monkeypatch)
+    assert text == "Root rules.\nShared rules.\n\nWeb rules.\n\nMy web sandbox."
+    taken = [e["source"] for e in _events(logs, "source_loaded") if e.get("via") == "discover"]
+    assert taken == [str(repo / "CLAUDE.md"), str(repo / "web/AGENTS.md"), str(repo / "web/CLAUDE.local.md")]
+
+
+def test_agents_md_stays_out_when_the_discovery_is_declared_without_fallbacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _git_init(tmp_path / "repo")
+    _write(repo / "AGENTS.md", "Shared rules.\n")
+    _write(repo / "CLAUDE.local.md", "Mine.\n")
+    sources = [{"discover": {"names": ["CLAUDE.md", "CLAUDE.local.md"], "pick": "all"}}]
+    assert _claude(repo, monkeypatch, sources=sources)[0] == "Mine."
+
+
 def test_files_above_the_git_root_and_in_sibling_folders_are_not_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -38,7 +38,7 @@ from support.trees import write
 from memconfig import Pipeline
 
 GLOBAL = "docs/discovery.md, codex: ~/.codex/AGENTS.md (global) — not part of the preset: add it as a source of its own"
-SYMLINKED_CWD = "differs: the start folder is resolved (realpath); Codex's agents_md_paths keeps a symlinked cwd"
+SYMLINKED_CWD = "docs/discovery.md, codex: project root — differs for a symlinked start folder (resolved with realpath)"
 
 
 @pytest.fixture(autouse=True)

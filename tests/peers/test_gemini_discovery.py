@@ -54,7 +54,7 @@ from support.trees import git_init, write
 from memconfig import Pipeline
 
 GLOBAL = "docs/discovery.md, gemini: ~/.gemini/GEMINI.md — not part of the preset: declare url: ~/.gemini/GEMINI.md"
-GLOBAL_PATH = "differs: a declared url: ~/.gemini/GEMINI.md is shown as written in its markers, not absolute"
+GLOBAL_PATH = "docs/discovery.md, gemini: ~/.gemini/GEMINI.md — differs in its markers when declared as ~/…"
 
 
 @dataclass(frozen=True)

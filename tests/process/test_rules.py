@@ -147,6 +147,26 @@ def test_a_rules_file_outside_any_project_is_matched_against_base_dir(project: P
     assert pipeline.build(paths=[project / "src" / "a.ts"]).text == "[.cursor/rules/ts.mdc] Use strict TypeScript."
 
 
+def test_a_discovered_rules_file_in_no_project_is_matched_from_the_working_folder(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No `.git`: a discovery of `.cursor/rules/*.mdc` from the working folder matches `src/**/*.ts` relative to
+    the folder holding `.cursor` (the working folder), not to the rule's own folder; a path elsewhere is outside."""
+    config = _config(project)
+    config["sources"] = [{"discover": {"patterns": [".cursor/rules/*.mdc"], "pick": "all"}, "rules": "cursor"}]
+    config["base_dir"] = str(project.parent)
+    monkeypatch.chdir(project)
+    pipeline = Pipeline.from_config(config)
+    rule = project / ".cursor" / "rules" / "ts.mdc"
+    assert pipeline.build(paths=["src/a.ts"]).text == f"[{rule}] Use strict TypeScript."
+    with capture_logs() as logs:
+        assert pipeline.build(paths=[project.parent / "src" / "a.ts"]).text == ""
+    (skip,) = _skips(logs).values()
+    assert skip["detail"] == (
+        f"no path in play matches its patterns (src/**/*.ts): the one given is outside its project root {project}"
+    )
+
+
 @pytest.mark.parametrize(
     ("frontmatter", "applies", "misses"),
     [
