@@ -13,6 +13,7 @@ import html
 import json
 import re
 import subprocess
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -181,6 +182,38 @@ def test_a_file_two_discoveries_reach_is_a_duplicate_everywhere(tmp_path: Path) 
     assert seen.source(repeat)["last_reason"] == "duplicate"
     assert not seen.held(repeat)["in_prompt"]  # type: ignore[index]
     assert seen.held(str(tmp_path / "AGENTS.md"))["in_prompt"]  # type: ignore[index]
+
+
+def test_a_source_refused_by_a_storage_option_is_refused_everywhere(tmp_path: Path) -> None:
+    """A zip whose `fo` lies outside `allowed_roots`: out of the prompt, and render, explain and audit give the
+    same reason and detail, read from one check."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    with zipfile.ZipFile(elsewhere / "x.zip", "w") as archive:
+        archive.writestr("a.md", "not for this prompt")
+    project = tmp_path / "project"
+    project.mkdir()
+    write(
+        project,
+        "version: 1\nloader: {allowed_roots: [.]}\nsources:\n  - AGENTS.md\n"
+        f"  - {{url: 'zip://a.md', storage_options: {{fo: '{elsewhere / 'x.zip'}'}}}}\nformatter: {{preset: plain}}\n",
+        {"AGENTS.md": "A.\n"},
+    )
+    done = render(project)
+    assert done.stdout.strip() == "A."
+    detail = f"storage option 'fo': {elsewhere / 'x.zip'} is outside loader.allowed_roots"
+    (skipped,) = [
+        e for e in map(json.loads, (project / "log.jsonl").read_text().splitlines()) if e["event"] == "source_skipped"
+    ]
+    assert (skipped["source"], skipped["reason"], skipped["detail"]) == ("zip://a.md", "outside_root", detail)
+    planned = {m["key"]: m for m in explained(project)}
+    assert (planned["zip://a.md"]["verdict"], planned["zip://a.md"]["reason"]) == ("refused", "outside_root")
+    assert planned["zip://a.md"]["detail"] == detail
+    seen = reports(project)
+    assert seen.source("zip://a.md")["last_reason"] == "outside_root"
+    assert not seen.held("zip://a.md")["in_prompt"]  # type: ignore[index]
+    assert seen.row("zip://a.md")[:2] == ["skipped", "outside_root"]
+    assert f"zip://a.md skipped outside_root {detail}" in seen.attention()
 
 
 def test_a_required_source_that_failed_is_named_as_the_user_named_it(tmp_path: Path) -> None:
