@@ -269,7 +269,7 @@ def _without_repeats(item: PlannedSource, root: str, claims: Claims) -> PlannedS
     """
     if item.matches:
         return replace(item, matches=tuple(_without_repeats(match, root, claims) for match in item.matches))
-    if claims.by_key(item.key, root, item.key != root):  # a match (one level below its root) under another's key
+    if item.key != root and claims.taken_key(item.key, root):  # a match (one level below its root), another's key
         detail = f"the same file as {item.key!r}"
         return replace(
             item, key=repeat_key(item.key, root), verdict="skipped", reason=SkipReason.DUPLICATE, detail=detail

@@ -38,10 +38,12 @@ class Claims:
         self._keys: dict[str, str] = {}  # key -> the declared source of the first to take it
         self._places: dict[str, str] = {}  # place -> the key of the first source in the prompt from it
 
-    def by_key(self, key: str, root: str, child: bool) -> bool:
-        """Whether the child *key* of declared source *root* is another source's key (a file reached twice)."""
-        holder = self._claimed.get(key) or self._keys.setdefault(key, root)
-        return child and holder != root
+    def taken_key(self, key: str, root: str) -> bool:
+        """Whether *key*, of a child of declared source *root*, is another source's key (a file reached twice).
+
+        A declared source's own key is always its own (it is among the keys claimed).
+        """
+        return (self._claimed.get(key) or self._keys.setdefault(key, root)) != root
 
     def by_place(self, key: str, place: str) -> str | None:
         """The key of the source in the prompt from *place* before *key*, or ``None``: *key* is the first."""
@@ -69,7 +71,7 @@ def mark_repeats(
         for position, result in enumerate(groups[index]):
             source = result.source
             key = source.key
-            if claims.by_key(key, source.root, bool(source.lineage)):  # reached twice: another source's key
+            if source.lineage and claims.taken_key(key, source.root):  # reached twice: another source's key
                 repeats.append((index, position, "", key))
                 out.add(repeat_key(key, source.parent))
                 continue
