@@ -20,7 +20,6 @@ import fsspec
 
 from ..model import SkipReason
 from ..sources.hosts import HTTP, host_allowed, shown_host
-from ..sources.reach import Reached, connects, reach
 from ..sources.urls import LOCAL, local_path_in, static_prefix
 
 if TYPE_CHECKING:
@@ -28,6 +27,7 @@ if TYPE_CHECKING:
 
     from ..config.schema import LoaderConfig
     from ..sources import Source
+    from ..sources.reach import Reached
 
 __all__ = ["Confinement", "Roots"]
 
@@ -107,6 +107,8 @@ class Confinement:
         (``fo``, ``cache_storage``) are resolved here; a plain local file's folder
         is checked at its read.
         """
+        from ..sources.reach import reach  # only a config with an allow-list pays for the module
+
         for place in reach(source.url, source.storage_options):
             refused = self._judge(place, source)
             if refused is not None:
@@ -145,6 +147,8 @@ class Confinement:
         if refused is not None:
             return refused
         if self.hosts is not None:
+            from ..sources.reach import connects
+
             host = connects(part, place.options or {})
             if host is False:
                 return (
