@@ -443,8 +443,8 @@ class _Planner:
 
     def _discovery(self, source: Source, variables: tuple[str, ...], checks: list[Check]) -> PlannedSource:
         """The walk a render would make now, every candidate stat-ed, none opened."""
+        from .expand.discover import Filled, walk
         from .expand.discover import candidates as looked_for
-        from .expand.discover import walk
 
         spec = source.discover
         assert spec is not None
@@ -461,23 +461,22 @@ class _Planner:
         for folder in found.folders:
             candidates: list[Candidate] = []
             done = False
-            filled: set[str] = set()  # the names a file was taken for (a stand-in is looked at only before)
+            filled = Filled(spec, folder)
             for path in looked_for(folder, spec):
                 if path in taken:
                     continue
-                name = spec.stands_for(os.path.basename(path)) if os.path.dirname(path) == folder else None
                 if done:
                     candidates.append(Candidate(path, "not_needed", "an earlier candidate ends the folder's search"))
-                elif name is not None and name in filled:
-                    candidates.append(Candidate(path, "not_needed", f"it stands in for {name}, which is taken"))
+                elif not filled.needed(path):
+                    detail = f"it stands in for {filled.for_name(path)}, which is taken"
+                    candidates.append(Candidate(path, "not_needed", detail))
                 elif path in present:
                     blank = "its blank check is the render's (a blank file is passed over)"
                     note = blank if spec.pick == "first" and spec.skip_blank else ""
                     candidates.append(Candidate(path, "taken", note))
                     taken.append(path)
                     done = spec.pick == "first"
-                    if name is not None:
-                        filled.add(name)
+                    filled.took(path)
                 else:
                     reason, detail = _why_not(path)
                     candidates.append(Candidate(path, reason, detail))

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DiscoverExpander",
+    "Filled",
     "Walk",
     "candidates",
     "found_in",
@@ -192,8 +193,11 @@ class DiscoverExpander:
         real = os.path.realpath(path)
         folder, name = os.path.split(real)
         if name in spec.names and folder in found.folders:
-            stands_for = spec.stands_for(name)  # a stand-in only where no file was taken for its name
-            return stands_for == name or all(taken != os.path.join(folder, stands_for) for _, taken in found.files)
+            filled = Filled(spec, folder)
+            for where, taken in found.files:
+                if where == folder:
+                    filled.took(taken)
+            return filled.needed(real)
         for top in found.folders if spec.patterns else ():
             if real.startswith(top.rstrip(os.sep) + os.sep):
                 relative = os.path.relpath(real, top).replace(os.sep, "/")
@@ -272,15 +276,11 @@ def _reach(pattern: str) -> Reach:
 
 
 def _pick(folder: str, spec: DiscoverSpec, source: Source | None) -> list[str]:
-    """The candidates of *folder* that are taken: the first that counts under ``pick: first``, else all present.
-
-    A stand-in (``fallbacks``) is looked at only while no file was taken for the name it stands in for.
-    """
+    """The candidates of *folder* that are taken: the first that counts under ``pick: first``, else all present."""
     taken = []
-    filled: set[str] = set()  # the names a file was taken for in this folder
+    filled = Filled(spec, folder)
     for path in candidates(folder, spec, source):
-        name = spec.stands_for(os.path.basename(path)) if os.path.dirname(path) == folder else None
-        if name is not None and name in filled:
+        if not filled.needed(path):
             continue
         why = _passed_over(path, spec)
         if why is not None:
@@ -290,9 +290,42 @@ def _pick(folder: str, spec: DiscoverSpec, source: Source | None) -> list[str]:
         taken.append(path)
         if spec.pick == "first":
             break
-        if name is not None:
-            filled.add(name)
+        filled.took(path)
     return taken
+
+
+class Filled:
+    """The names one folder's files were taken for: a stand-in (``fallbacks``) is needed only while its name has none.
+
+    The one test of a stand-in, asked by the walk, by ``explain`` and by
+    ``render -o`` (:meth:`DiscoverExpander.would_take`).
+    """
+
+    __slots__ = ("_folder", "_names", "_spec")
+
+    def __init__(self, spec: DiscoverSpec, folder: str) -> None:
+        self._spec, self._folder = spec, folder
+        self._names: set[str] = set()
+
+    def _name(self, path: str) -> str | None:
+        """The name *path* is a candidate for: its own, or the one it stands in for; ``None``: a pattern's match."""
+        folder, name = os.path.split(path)
+        return self._spec.stands_for(name) if folder == self._folder and name in self._spec.names else None
+
+    def needed(self, path: str) -> bool:
+        """Whether the candidate *path* is still looked at: not a stand-in for a name a file was taken for."""
+        return self._name(path) not in self._names
+
+    def took(self, path: str) -> None:
+        """*path* was taken: the stand-ins for its name are not needed any more."""
+        name = self._name(path)
+        if name is not None:
+            self._names.add(name)
+
+    def for_name(self, path: str) -> str | None:
+        """The name the stand-in *path* is not needed for (a file was taken for it), or ``None``."""
+        name = self._name(path)
+        return name if name in self._names else None
 
 
 def candidates(folder: str, spec: DiscoverSpec, source: Source | None = None) -> list[str]:
