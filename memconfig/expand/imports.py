@@ -41,6 +41,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
+from ..fences import closes, opens
 from ..model.sources import ROOT_MARKERS, ImportSettings
 
 if TYPE_CHECKING:
@@ -94,8 +95,6 @@ def shown_path(path: str) -> str:
 
 # -- finding tokens -------------------------------------------------------------
 
-_FENCE = re.compile(r"[ \t>]*(`{3,}|~{3,})(.*)")
-_CLOSE_FENCE = re.compile(r"[ \t>]*(`{3,}|~{3,})[ \t]*")
 _PUNCTUATION = frozenset(",;:!)]}>\"'")
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _EXTENSION = re.compile(r"[^/]*[^./][^/]*\.[A-Za-z][A-Za-z0-9]*")  # a last segment with a name and an extension
@@ -168,24 +167,23 @@ def kind(path: str, allow_home: bool = False) -> Literal["url", "explicit", "nam
 def _code_regions(text: str) -> tuple[list[int], list[int]]:
     """The spans of *text* where an ``@`` is not a token: fenced blocks, code spans, HTML comments; disjoint, sorted."""
     regions: list[tuple[int, int]] = []
-    fence: tuple[str, int, int] | None = None  # (character, length, start)
+    fence: tuple[str, int] | None = None  # (the fence, where its block starts)
     paragraph: int | None = None
     position = 0
     for line in text.splitlines(keepends=True):
         start, position = position, position + len(line)
         body = line.rstrip("\r\n")
         if fence is not None:
-            closing = _CLOSE_FENCE.fullmatch(body)
-            if closing and closing.group(1)[0] == fence[0] and len(closing.group(1)) >= fence[1]:
-                regions.append((fence[2], position))
+            if closes(body, fence[0]):
+                regions.append((fence[1], position))
                 fence = None
             continue
-        opening = _FENCE.match(body)
-        if opening and not (opening.group(1)[0] == "`" and "`" in opening.group(2)):
+        opened = opens(body)
+        if opened is not None:
             if paragraph is not None:
                 regions += _code_spans(text, paragraph, start)
                 paragraph = None
-            fence = (opening.group(1)[0], len(opening.group(1)), start)
+            fence = (opened, start)
         elif not body.strip():
             if paragraph is not None:
                 regions += _code_spans(text, paragraph, start)
@@ -193,7 +191,7 @@ def _code_regions(text: str) -> tuple[list[int], list[int]]:
         elif paragraph is None:
             paragraph = start
     if fence is not None:
-        regions.append((fence[2], len(text)))
+        regions.append((fence[1], len(text)))
     elif paragraph is not None:
         regions += _code_spans(text, paragraph, len(text))
     regions += _comments(text, regions)

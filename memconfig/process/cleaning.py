@@ -13,6 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..fences import closes, opens
 from .frontmatter import StripFrontmatter, StripFrontmatterOf
 from .text import TextStep
 
@@ -59,31 +60,26 @@ class StripHTMLComments(TextStep):
         return "".join(_HTML_COMMENT.sub("", part) if prose else part for prose, part in _fenced(text))
 
 
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
-_CLOSING = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*\r?\n?")
-
-
 def _fenced(text: str) -> list[tuple[bool, str]]:
-    """*text* as runs of prose (``True``) and fenced code blocks (``False``), as CommonMark reads the fences:
-    a fence closes on a line of the same character, at least as long; an unclosed one runs to the end."""
+    """*text* as runs of prose (``True``) and fenced code blocks (``False``): :mod:`memconfig.fences`' reading;
+    an unclosed fence runs to the end."""
     runs: list[tuple[bool, str]] = []
     prose: list[str] = []
     code: list[str] = []
-    fence = ""
+    fence: str | None = None
     for line in text.splitlines(keepends=True):
-        if not fence:
-            opened = _FENCE.match(line)
-            if opened is None or (opened[1][0] == "`" and "`" in line[opened.end() :]):
+        if fence is None:
+            fence = opens(line.rstrip("\r\n"))
+            if fence is None:
                 prose.append(line)
                 continue
             runs.append((True, "".join(prose)))
-            prose, code, fence = [], [line], opened[1]
+            prose, code = [], [line]
             continue
         code.append(line)
-        closed = _CLOSING.fullmatch(line)
-        if closed is not None and closed[1][0] == fence[0] and len(closed[1]) >= len(fence):
+        if closes(line.rstrip("\r\n"), fence):
             runs.append((False, "".join(code)))
-            code, fence = [], ""
+            code, fence = [], None
     runs += [(False, "".join(code)), (True, "".join(prose))]
     return runs
 
