@@ -724,8 +724,8 @@ class Config(BaseSettings):
 
     @property
     def secret_values(self) -> tuple[str, ...]:
-        """What ``${VAR}`` references with secret-looking names put into this config, and every value of its
-        ``credentials_file``: masked wherever shown."""
+        """What ``${VAR}`` references with secret-looking names put into this config, and every value of the
+        ``credentials_file`` entries its sources use: masked wherever shown."""
         return self._secrets
 
     @property
@@ -781,8 +781,10 @@ class Config(BaseSettings):
         config._base = base
         config._template_text = template_text
         config._credentials = credentials
-        # a credentials entry's values are all secret, whatever their names (a profile, an endpoint's user)
-        config._secrets = tuple(dict.fromkeys([*variable_secrets(data), *every_value(credentials)]))
+        # a credentials entry's values are all secret, whatever their names (a profile, an endpoint's user):
+        # those of the entries the sources use (the file's others reach nothing this config does)
+        used = [credentials[s.credentials] for s in config.sources if s.credentials in credentials]
+        config._secrets = tuple(dict.fromkeys([*variable_secrets(data), *every_value(used)]))
         config._preset_filled = (preset.preset, preset.filled)
         for source in config.sources:
             source._secrets = config._secrets

@@ -1007,6 +1007,19 @@ def test_credentials_are_resolved_by_name(write_config: WriteConfig, credentials
     assert config.credentials_table["team_s3"]["client_kwargs"] == {"region_name": "eu-west-1"}
 
 
+def test_every_value_of_a_used_credentials_entry_is_secret_and_only_those(
+    write_config: WriteConfig, credentials_file: Path
+) -> None:
+    """The entry a source names is masked whole (its region too); an entry no source uses reaches nothing, and its
+    plain words (`profile: default`) do not turn every "default" in the output into ***."""
+    with credentials_file.open("a", encoding="utf-8") as extra:
+        extra.write("unused:\n  profile: default\n")
+    data = {"version": 1, "credentials_file": "secrets/credentials.yaml", "sources": ["default-rules.md"]}
+    assert load_config(write_config(data)).secret_values == ()
+    data["sources"] = ["default-rules.md", {"url": "memory://team/a.md", "credentials": "team_s3"}]
+    assert set(load_config(write_config(data)).secret_values) == {SECRETS[0], SECRETS[1], "eu-west-1"}
+
+
 @pytest.mark.parametrize(
     ("data", "message"),
     [
