@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .limits import MAX_ERROR_LINE
+from .safe_text import escaped
 
 if TYPE_CHECKING:
     from .model.status import Failure
@@ -25,8 +26,11 @@ class MemconfigError(Exception):
 
     def format_message(self) -> str:
         """The one-line (or few-line) text the CLI prints after ``memconfig: error:``, each line :func:`bounded`
-        so that the printed line is at most :data:`~memconfig.limits.MAX_ERROR_LINE` characters."""
-        return bounded(self._message(), MAX_ERROR_LINE - _PREFIX)
+        so that the printed line is at most :data:`~memconfig.limits.MAX_ERROR_LINE` characters, and its
+        control characters escaped (a value from a config, ``ESC ]0;…BEL``, never acts on the terminal);
+        the newlines between its lines are kept."""
+        lines = self._message().split("\n")
+        return bounded("\n".join(map(escaped, lines)), MAX_ERROR_LINE - _PREFIX)
 
     def _message(self) -> str:
         return str(self)

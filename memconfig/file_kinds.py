@@ -8,7 +8,7 @@ import stat
 
 __all__ = ["file_place", "inherited", "irregular_kind", "not_openable"]
 
-# A descriptor the process was given (``<(cmd)``, ``/dev/stdin``, ``/dev/stderr``): a pipe the caller made.
+# A descriptor the process was given (``<(cmd)``, ``/dev/stdin``, ``/dev/stderr``): the caller's pipe, or a terminal.
 _INHERITED = re.compile(r"/dev/(?:fd/\d+|stdin|stdout|stderr)|/proc/(?:self|\d+)/fd/\d+")
 
 _KINDS = {
@@ -32,22 +32,31 @@ def inherited(path: str) -> bool:
     return _INHERITED.fullmatch(path) is not None
 
 
-def not_openable(path: str, *, writing: bool = False) -> str | None:
+def not_openable(path: str, *, writing: bool = False, handed: bool = False) -> str | None:
     """Why a file the config or the command line names is not opened (``is a FIFO, not a regular file: …``), or None.
 
     A FIFO, a socket or a device could block the open or never end; a path
     that is not there, or a directory, is left to the caller (its own words).
-    Descriptors the process was handed (:func:`inherited`) are the caller's
-    own pipes and are opened, as is ``os.devnull`` to write to.
+    The null device may be written to, by any name (``--log-file /dev/stderr 2>/dev/null``).
+
+    Args:
+        path: The file, as named.
+        writing: It is to be written (a log, an output), not read.
+        handed: The command line named it (``-c``, ``--log-file``, ``--system-file``, an audit input): a
+            descriptor the process was handed (:func:`inherited`: ``<(cmd)``, ``/dev/stdin``) that is a
+            pipe is the caller's own, and is opened. A terminal is a device, and is not; nor is anything a
+            config names, whose author is not the caller.
     """
-    if inherited(path) or (writing and path == os.devnull):
-        return None
     try:
         info = os.stat(path)
     except OSError:
         return None
     kind = irregular_kind(info.st_mode)
     if kind is None or kind == "a directory":
+        return None
+    if handed and kind == "a FIFO" and inherited(path):
+        return None
+    if writing and kind == "a character device" and os.path.samestat(info, os.stat(os.devnull)):
         return None
     return f"is {kind}, not a regular file: not opened (it could block, or never end)"
 

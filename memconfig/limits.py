@@ -16,6 +16,7 @@ __all__ = [
     "MAX_CONFIG_TEXT",
     "MAX_ERROR_LINE",
     "MAX_PRESET_DEPTH",
+    "MAX_RANKS_BYTES",
 ]
 
 #: The largest config (or ``credentials_file``, or ``formatter.template_file``) read, in bytes.
@@ -34,6 +35,10 @@ MAX_CONFIG_TEXT = 8 << 20
 
 #: How many presets a chain of ``extends`` may hold (a real config extends two or three).
 MAX_PRESET_DEPTH = 32
+
+#: The largest tiktoken ranks file read (``formatter.tokens.encoding_file``, or tiktoken's cached copy), in bytes.
+#: o200k_base's is 3.6 MB; no more than this + 1 bytes is ever read.
+MAX_RANKS_BYTES = 32 << 20
 
 #: The longest line of an error message, in characters: a longer one is cut in its middle, its length said.
 MAX_ERROR_LINE = 500

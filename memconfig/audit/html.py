@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .model import IN_PROMPT, Audit, RenderSummary, SourceState, SourceSummary, VersionChange
 
-__all__ = ["MAX_BARS", "MAX_COLUMNS", "render_html", "write_html"]
+__all__ = ["MAX_BARS", "MAX_COLUMNS", "html_pieces", "render_html", "write_html"]
 
 #: Sources drawn in the share chart; the rest are one "others" bar.
 MAX_BARS = 40
@@ -70,17 +70,22 @@ svg{display:block;max-width:100%;height:auto}svg text{font:12px "DejaVu Sans",sa
 
 
 def write_html(audit: Audit, path: str | Path, *, title: str = "memconfig audit") -> None:
-    """Write :func:`render_html`'s page to *path* (UTF-8), a section at a time: a large audit's page is never whole."""
+    """Write :func:`render_html`'s page to *path* (UTF-8), a section at a time: a large audit's page is never whole.
+
+    *path* is opened as given; ``memconfig audit --html`` writes :func:`html_pieces` through the CLI's
+    output writer instead (never through a link, never into a FIFO, the file replaced whole).
+    """
     with open(path, "w", encoding="utf-8", newline="\n") as page:
-        page.writelines(_page(audit, title))
+        page.writelines(html_pieces(audit, title=title))
 
 
 def render_html(audit: Audit, *, title: str = "memconfig audit") -> str:
     """The whole page: what needs attention first, then the charts, the versions, the renders and the inputs."""
-    return "".join(_page(audit, title))
+    return "".join(html_pieces(audit, title=title))
 
 
-def _page(audit: Audit, title: str) -> Iterator[str]:
+def html_pieces(audit: Audit, *, title: str = "memconfig audit") -> Iterator[str]:
+    """The page as :func:`render_html` gives it, a section at a time."""
     yield (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'

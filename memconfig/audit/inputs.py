@@ -8,12 +8,14 @@ its end (counted as ``too_long``), so a 50 MB line costs what a 1 MiB one does.
 A log that is not there, or a glob matching nothing, is a usage error (exit
 2, naming it), and so is a FIFO, a socket or a device (``/dev/zero``), which is
 never opened: it could block, or never end. Standard input and the pipes the
-process was handed (``audit <(cmd)``) are read once, to their end, into a
-temporary file, so that their first lines (to order logs by time) and then
-all of them are read from there: nothing is lost to the first look. A log that
-cannot be read (no permission, a corrupt archive, a server hanging up) is
-reported by the audit, which goes on with the others. Names and errors are
-shown with credentials masked.
+process was handed (``audit <(cmd)``, named on the command line: never a
+config's ``logging.file``) can be read once. Alone, such a pipe is read as it
+comes; beside other logs, it is first read to its end into a temporary file,
+so that its first lines (to order logs by time) and then all of them are read
+from there: nothing is lost to the first look. A log that cannot be read (no
+permission, a corrupt archive, a server hanging up) is reported by the audit,
+which goes on with the others. Names and errors are shown with credentials
+masked.
 """
 
 from __future__ import annotations
@@ -74,24 +76,30 @@ def log_inputs(
     names: Sequence[str],
     storage: Mapping[str, Mapping[str, Any]] | None = None,
     secrets: Sequence[str] = (),
+    *,
+    handed: bool = True,
 ) -> list[LogInput]:
     """Every log *names* stand for, globs expanded in sorted order; exit 2 naming one that is not there.
 
     *storage* is the config's ``storage`` section (options by protocol: an S3
     endpoint, keys), so a bucket of logs is reached as the config's sources are.
+    *handed*: the caller named them (the command line), so ``/dev/fd/N`` and
+    ``/dev/stdin`` may be its own pipes; not so for a config's ``logging.file``.
     """
     storage = storage or {}
-    found: list[LogInput] = []
+    found: list[LogInput | _Pipe] = []
     for name in names:
         if name == STDIN:
-            stdin = _Buffered(lambda: contextlib.nullcontext(sys.stdin.buffer))
-            found.append(LogInput("<stdin>", stdin.open, Redactor(None, secrets), stdin.open))
+            found.append(_Pipe("<stdin>", lambda: contextlib.nullcontext(sys.stdin.buffer), Redactor(None, secrets)))
             continue
-        found += _expand(name, storage, secrets)
-    return found
+        found += _expand(name, storage, secrets, handed)
+    alone = len(found) == 1  # no order to find: no first look to keep its lines from
+    return [item.log(alone=alone) if isinstance(item, _Pipe) else item for item in found]
 
 
-def _expand(name: str, storage: Mapping[str, Mapping[str, Any]], secrets: Sequence[str]) -> list[LogInput]:
+def _expand(
+    name: str, storage: Mapping[str, Mapping[str, Any]], secrets: Sequence[str], handed: bool
+) -> list[LogInput | _Pipe]:
     from fsspec.core import split_protocol, url_to_fs
 
     protocol = split_protocol(name)[0] or "file"
@@ -122,16 +130,16 @@ def _expand(name: str, storage: Mapping[str, Mapping[str, Any]], secrets: Sequen
         raise ConfigError(f"cannot read {label}: {shown(error_text(exc))}") from None
     single = len(paths) == 1 and paths[0] == path
     local = split_protocol(name)[0] is None  # a plain path: its matches shown as paths, not file:// URLs
-    found = []
+    found: list[LogInput | _Pipe] = []
     for p in paths:
         named = label if single else shown(p if local else fs.unstrip_protocol(p))
-        if _on_this_machine(fs) and inherited(p):
-            pipe = _Buffered(_opener(fs, p))
-            found.append(LogInput(named, pipe.open, shown, pipe.open))
-            continue
-        refused = not_openable(p) if _on_this_machine(fs) else None
+        here = _on_this_machine(fs)
+        refused = not_openable(p, handed=handed) if here else None
         if refused is not None:
             raise ConfigError(f"{named} {refused}")
+        if here and inherited(p):
+            found.append(_Pipe(named, _opener(fs, p), shown))
+            continue
         found.append(LogInput(named, _opener(fs, p), shown, _opener(fs, p, HEAD_BLOCK_BYTES)))
     return found
 
@@ -165,13 +173,48 @@ def _opener(
     return open_log
 
 
+@dataclass(frozen=True, slots=True)
+class _Pipe:
+    """A pipe (standard input, ``<(cmd)``): its lines can be read once; gzip is sniffed by its magic number
+    (a pipe has no name to tell)."""
+
+    name: str
+    read: Callable[[], contextlib.AbstractContextManager[IO[bytes]]]
+    redact: Callable[[str], str]
+
+    def log(self, *, alone: bool) -> LogInput:
+        """As a log: *alone*, read as it comes (no first look, so no head); else through a :class:`_Buffered` copy."""
+        if alone:
+            return LogInput(self.name, functools.partial(_streamed, self.read), self.redact)
+        copy = _Buffered(self.read)
+        return LogInput(self.name, copy.open, self.redact, copy.open)
+
+
+@contextlib.contextmanager
+def _streamed(read: Callable[[], contextlib.AbstractContextManager[IO[bytes]]]) -> Iterator[IO[bytes]]:
+    with read() as raw, _unpacked(raw) as stream:
+        yield stream
+
+
+@contextlib.contextmanager
+def _unpacked(stream: IO[bytes]) -> Iterator[IO[bytes]]:
+    """*stream*, or what it holds if it is gzip (its magic number peeked at, nothing consumed)."""
+    peekable = stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(stream)  # type: ignore[type-var]
+    if peekable.peek(2)[:2] != _GZIP_MAGIC:
+        yield peekable
+        return
+    import gzip
+
+    with gzip.GzipFile(fileobj=peekable, mode="rb") as unpacked:
+        yield unpacked  # type: ignore[misc]
+
+
 class _Buffered:
-    """A pipe (standard input, ``<(cmd)``) read once, to its end, into a temporary file; each open reads that.
+    """A pipe read once, to its end, into a temporary file; each open reads that.
 
     Its first lines are read to order the logs by time, then all of it: a
     pipe read twice would give its lines to the first read only. The copy is
-    on disk, so a long pipe costs no memory; gzip is sniffed by its magic
-    number (a pipe has no name to tell).
+    on disk, so a long pipe costs no memory.
     """
 
     def __init__(self, read: Callable[[], contextlib.AbstractContextManager[IO[bytes]]]) -> None:
@@ -191,13 +234,8 @@ class _Buffered:
             stream = os.fdopen(os.dup(self._copy.fileno()), "rb")
         with stream:
             stream.seek(0)
-            if stream.peek(2)[:2] != _GZIP_MAGIC:
-                yield stream
-                return
-            import gzip
-
-            with gzip.GzipFile(fileobj=stream, mode="rb") as unpacked:
-                yield unpacked  # type: ignore[misc]
+            with _unpacked(stream) as unpacked:
+                yield unpacked
 
 
 def error_text(exc: BaseException) -> str:

@@ -24,6 +24,7 @@ from ..audit.times import parse_user_time
 from ..config import Config
 from ..exceptions import ConfigError
 from ..sources.redact import secret_values_in
+from .escapes import escaped
 from .progress import progress
 from .tables import print_table
 
@@ -95,7 +96,11 @@ def run(config: Config | None, args: argparse.Namespace) -> int:
         *(config.secret_values if config is not None else ()),
         *(value for options in storage.values() for value in secret_values_in(options)),
     )  # masked wherever an older or a foreign log may hold them bare
-    logs = log_inputs(names, storage, secrets)
+    if args.html:
+        from .output import check_target  # only this output needs it
+
+        check_target(args.html, "--html")
+    logs = log_inputs(names, storage, secrets, handed=bool(args.logs))
     with progress(len(logs), READING, quiet=getattr(args, "quiet", False)) as bar:
 
         def done(read: InputSummary) -> None:
@@ -107,16 +112,17 @@ def run(config: Config | None, args: argparse.Namespace) -> int:
 
         audit = read_audit(logs, filters, progress=done, tick=reading, secrets=secrets)
     if args.html:
-        from ..audit.html import write_html  # only this output needs it
+        from ..audit.html import html_pieces
+        from .output import write_pieces
 
-        write_html(audit, args.html)
+        write_pieces(args.html, (piece.encode("utf-8") for piece in html_pieces(audit)))
     elif args.format == "json":
         write_bytes(orjson.dumps(audit_data(audit), option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
     else:
         print_tables(audit, args.renders)
     unreadable = [log for log in audit.inputs if log.error]
     for log in unreadable:
-        print(f"memconfig: warning: cannot read {log.name}: {log.error}", file=sys.stderr)
+        print(escaped(f"memconfig: warning: cannot read {log.name}: {log.error}"), file=sys.stderr)
     return UNREADABLE if unreadable else 0
 
 

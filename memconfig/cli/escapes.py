@@ -3,28 +3,19 @@
 A source's name, a file name, an import token or a log line may hold ESC or
 BEL sequences that would move the cursor, retitle the window or hide what
 follows. Everything the CLI writes for people to read (the console log, the
-tables, ``explain``, the progress line) goes through :func:`escaped`; JSON
-output escapes them by itself.
+tables, ``explain``, the progress line) goes through :func:`escaped` (kept in
+:mod:`memconfig.safe_text`, which error messages use too); JSON output escapes
+them by itself.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import MutableMapping
 from typing import Any
 
+from ..safe_text import escaped
+
 __all__ = ["EscapeControls", "escaped"]
-
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-
-
-def escaped(text: str) -> str:
-    """*text* with each C0 or C1 control character (newlines and tabs too) written as ``\\xNN``."""
-    return _CONTROL.sub(_escape, text) if _CONTROL.search(text) else text
-
-
-def _escape(match: re.Match[str]) -> str:
-    return f"\\x{ord(match[0]):02x}"
 
 
 class EscapeControls:

@@ -184,7 +184,7 @@ def cli_logging(config: Config, args: argparse.Namespace) -> Iterator[None]:
         sys.stderr.flush()
         stream = sys.stderr.buffer if binary else sys.stderr
     else:
-        refused = not_openable(target, writing=True)
+        refused = not_openable(target, writing=True, handed=bool(args.log_file))
         if refused is not None:
             named = "--log-file" if args.log_file else "logging.file"
             raise ConfigError(f"{named}: {mask(str(target), config.secret_values)} {refused}")

@@ -22,6 +22,7 @@ from types import ModuleType
 from .. import __version__
 from ..config import Config, load_config, load_config_stream
 from ..exceptions import MemconfigError, OutputNotWritten, bounded
+from .escapes import escaped
 
 __all__ = ["main", "run"]
 
@@ -131,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return BROKEN_PIPE
     except OSError as exc:  # sources never raise (they are skipped with a reason): the system's own words
         with contextlib.suppress(OSError):
-            print(bounded(f"memconfig: error: {_os_error(exc)}"), file=sys.stderr)
+            print(bounded(escaped(f"memconfig: error: {_os_error(exc)}")), file=sys.stderr)
         _silence()
         return OUTPUT_FAILED
 

@@ -35,7 +35,7 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import events
@@ -52,7 +52,16 @@ if TYPE_CHECKING:
     from ..model import Render
     from ..pipeline import Pipeline
 
-__all__ = ["PER_RUN", "Outcome", "OutputFile", "check_output", "link_at", "write_output"]
+__all__ = [
+    "PER_RUN",
+    "Outcome",
+    "OutputFile",
+    "check_output",
+    "check_target",
+    "link_at",
+    "write_output",
+    "write_pieces",
+]
 
 PER_RUN: Mapping[str, tuple[str, ...]] = {"json": ("render_id", "counts")}
 """A format's top-level keys that differ on every run (its id, what the cache did) with the same prompt and
@@ -188,12 +197,22 @@ def check_output(path: str, config: Config, args: argparse.Namespace) -> None:
         if output.is_(other):
             shown = mask(other, config.secret_values)  # a path from ${VAR}s is shown as the log's is
             raise ConfigError(f"-o {path} is {what} ({shown}): writing it would replace it; write the output elsewhere")
+    check_target(path)
+
+
+def check_target(path: str, option: str = "-o") -> None:
+    """Refuse a file to write that is a link (live or dangling), or no regular file (a FIFO would wait for a
+    reader): what ``-o`` and ``audit --html`` check before anything is read; each write checks again.
+
+    Raises:
+        ConfigError: it is one of those; the message names *option*.
+    """
     link = link_at(path)
     if link is not None:
-        raise ConfigError(f"-o {path} is {link}; write to the file itself, or remove the link")
-    refused = not_openable(path, writing=True)
+        raise ConfigError(f"{option} {path} is {link}; write to the file itself, or remove the link")
+    refused = not_openable(path, writing=True, handed=True)
     if refused is not None:
-        raise ConfigError(f"-o {path} {refused}")
+        raise ConfigError(f"{option} {path} {refused}")
 
 
 def _own_files(config: Config, args: argparse.Namespace) -> Iterator[tuple[str, str]]:
@@ -260,23 +279,45 @@ def write_output(path: str, data: bytes, per_run: Collection[str] = ()) -> Outco
     """
     target = os.path.abspath(path)
     try:
-        link = link_at(target)
-        if link is not None:
-            raise OSError(errno.ELOOP, link)
-        try:
-            info: os.stat_result | None = os.stat(target)
-        except FileNotFoundError:
-            info = None
-        if info is not None and not stat.S_ISREG(info.st_mode):  # a folder, or a FIFO: never opened
-            raise OSError(0, "not a regular file")
+        info = _replaceable(target)
         if info is not None:
             held = _held(target, data, per_run, info.st_size)
             if held is not None:
                 return Outcome(False, held)
-        _replace(target, data, info)
+        _replace(target, (data,), info)
     except OSError as exc:
         raise OSError(exc.errno, f"{path}: {exc.strerror or exc}") from None
     return Outcome(True, data)
+
+
+def write_pieces(path: str, pieces: Iterable[bytes]) -> None:
+    """Put *pieces*, one after another, in the file *path*, as :func:`write_output` does but a piece at a time.
+
+    A large output (an audit's HTML page) is never whole in memory; the file is
+    replaced at the end, so a reader sees the old one or the new one.
+
+    Raises:
+        OSError: as :func:`write_output`, or what making the pieces raised; the file is as it was.
+    """
+    target = os.path.abspath(path)
+    try:
+        _replace(target, pieces, _replaceable(target))
+    except OSError as exc:
+        raise OSError(exc.errno, f"{path}: {exc.strerror or exc}") from None
+
+
+def _replaceable(target: str) -> os.stat_result | None:
+    """*target*'s stat if it is a regular file, ``None`` if it is not there; OSError if it is a link or another kind."""
+    link = link_at(target)
+    if link is not None:
+        raise OSError(errno.ELOOP, link)
+    try:
+        info = os.stat(target)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(info.st_mode):  # a folder, or a FIFO: never opened
+        raise OSError(0, "not a regular file")
+    return info
 
 
 def link_at(path: str) -> str | None:
@@ -330,15 +371,16 @@ def _read(target: str, limit: int) -> bytes:
         os.close(fd)
 
 
-def _replace(target: str, data: bytes, info: os.stat_result | None) -> None:
+def _replace(target: str, pieces: Iterable[bytes], info: os.stat_result | None) -> None:
     folder, name = os.path.split(target)
     fd, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder or ".")
     try:
         try:
             os.fchmod(fd, stat.S_IMODE(info.st_mode) if info is not None else _new_file_mode())
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            for piece in pieces:
+                view = memoryview(piece)
+                while view:
+                    view = view[os.write(fd, view) :]
             os.fsync(fd)
         finally:
             os.close(fd)

@@ -316,7 +316,7 @@ def _read_system(args: argparse.Namespace) -> str | None:
             finally:
                 stdin.detach()
         else:
-            refused = not_openable(args.system_file)
+            refused = not_openable(args.system_file, handed=True)
             if refused is not None:
                 raise ValueError(refused)
             with open(args.system_file, encoding="utf-8") as file:

@@ -1,7 +1,8 @@
 """The checks that need the disk or installed packages, and repeated sources.
 
 Kept apart from the schema because they are not about a value's shape: they
-read ``formatter.template_file`` and ``credentials_file``, ask fsspec about
+read ``formatter.template_file`` and ``credentials_file`` (and stat
+``formatter.tokens.encoding_file``), ask fsspec about
 protocols, and compare sources with each other. They work on the config as
 plain data, so they run (and report) even when validation failed.
 """
@@ -114,6 +115,13 @@ def check_on_disk(
                 template_text = text
             except TemplateError as exc:
                 problems.append(Problem("formatter.template_file", f"{path}: {exc}"))
+    tokens = formatter.get("tokens") if isinstance(formatter, Mapping) else None
+    encoding_file = tokens.get("encoding_file") if isinstance(tokens, Mapping) else None
+    if isinstance(encoding_file, str) and files_ok:  # read when the pipeline is built; not waited on there either
+        path = resolve(base, encoding_file)
+        refused = not_openable(str(path))
+        if refused is not None:
+            problems.append(Problem("formatter.tokens.encoding_file", f"{path} {refused}"))
 
     credentials_file = data.get("credentials_file")
     wanted = any(isinstance(credentials, str) for _, (_, _, credentials) in sources)
@@ -141,10 +149,11 @@ def read_text(path: Path, key: str, problems: list[Problem]) -> str | None:
     At most :data:`~memconfig.limits.MAX_CONFIG_BYTES` + 1 bytes are
     read, so a huge file is refused at once. A FIFO, a socket or a device is
     not opened (it could block validation, or never end), except a pipe the
-    process was handed (``-c <(…)``), which is read to its end.
+    process was handed for the config itself (``-c <(…)``), which is read to
+    its end: a file the config names (*key* set) is never the caller's pipe.
     """
     try:
-        refused = not_openable(str(path))
+        refused = not_openable(str(path), handed=not key)
         if refused is not None:
             problems.append(Problem(key, f"{path} {refused}" if key else refused))  # the config: named already
             return None

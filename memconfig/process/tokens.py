@@ -28,6 +28,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..exceptions import ConfigError, Problem
+from ..file_kinds import not_openable
+from ..limits import MAX_RANKS_BYTES
 
 if TYPE_CHECKING:
     import tiktoken
@@ -220,8 +222,7 @@ def _read_local(blobpath: str, expected_hash: str | None, path: str | None) -> b
     """The ranks file: *path* if given (taken as it is), else tiktoken's cached copy of *blobpath*."""
     if path is not None:
         try:
-            with open(path, "rb") as handle:
-                return handle.read()
+            return _read_ranks(path)
         except OSError as exc:
             raise _NotHere(f"{path} cannot be read ({exc.strerror or exc})") from None
     cache = tiktoken_cache_dir()
@@ -229,12 +230,33 @@ def _read_local(blobpath: str, expected_hash: str | None, path: str | None) -> b
         raise _NotHere("tiktoken's cache is turned off (TIKTOKEN_CACHE_DIR is empty)", blobpath)
     cached = os.path.join(cache, hashlib.sha1(blobpath.encode()).hexdigest())
     try:
-        with open(cached, "rb") as handle:
-            data = handle.read()
-    except OSError:
+        data = _read_ranks(cached, blobpath)
+    except FileNotFoundError:
         raise _NotHere(f"it is not in tiktoken's cache ({cached} does not exist)", blobpath) from None
+    except OSError as exc:
+        raise _NotHere(f"{cached} in tiktoken's cache cannot be read ({exc.strerror or exc})", blobpath) from None
     if expected_hash is not None and hashlib.sha256(data).hexdigest() != expected_hash:
         raise _NotHere(f"the copy in tiktoken's cache ({cached}) does not match tiktoken's published hash", blobpath)
+    return data
+
+
+def _read_ranks(path: str, blobpath: str = "") -> bytes:
+    """*path*'s bytes (a copy of *blobpath*), at most :data:`~memconfig.limits.MAX_RANKS_BYTES`: a FIFO or a
+    device is not opened.
+
+    Raises:
+        _NotHere: it is not a regular file, or it is over the limit.
+        OSError: it cannot be read.
+    """
+    refused = not_openable(path)
+    if refused is not None:
+        raise _NotHere(f"{path} {refused}", blobpath)
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_RANKS_BYTES + 1)
+    if len(data) > MAX_RANKS_BYTES:
+        raise _NotHere(
+            f"{path} is larger than the limit of {MAX_RANKS_BYTES} bytes (memconfig.limits.MAX_RANKS_BYTES)", blobpath
+        )
     return data
 
 

@@ -1,17 +1,24 @@
-"""The logs ``audit`` reads: a FIFO or a device is never opened (exit 2); the caller's pipes are read whole."""
+"""The logs ``audit`` reads, and the page it writes: a FIFO, a device or a link is never opened (exit 2); the
+caller's pipes are read whole."""
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support.cli import HANG, environment, memconfig
+
+from memconfig.audit.inputs import log_inputs
+from memconfig.audit.read import read_audit
 
 NOT_OPENED = "not a regular file: not opened (it could block, or never end)"
 
@@ -93,3 +100,45 @@ def test_standard_input_takes_its_place_in_time(logs: Path) -> None:
     done = memconfig("audit", "--format", "json", "-", "older.jsonl", cwd=logs, stdin=newer)
     assert done.returncode == 0, done.stderr
     assert [(i["name"], i["lines"]) for i in _inputs(done.stdout)] == [("older.jsonl", 3), ("<stdin>", 4)]
+
+
+def test_a_single_pipe_is_read_as_it_comes_not_copied(logs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Standard input as the only log needs no first look (nothing to order): read once, never copied to disk."""
+    newer = (logs / "newer.jsonl").read_bytes()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(gzip.compress(newer)))))
+
+    def no_copy(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a single pipe was copied to a temporary file")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", no_copy)
+    found = log_inputs(["-"])
+    assert [(log.name, log.head) for log in found] == [("<stdin>", None)]  # read once: no head to take first
+    assert read_audit(found).renders_total == 4
+
+
+@pytest.mark.parametrize("planted", ["fifo", "live-link", "dangling-link"])
+def test_an_html_page_over_a_fifo_or_a_link_is_refused_before_any_log_is_read(logs: Path, planted: str) -> None:
+    """--html naming a FIFO (it would wait for a reader) or a link (its target would be replaced): exit 2,
+    as -o says it; the link and its target as they were."""
+    page = logs / "report.html"
+    target = logs / "elsewhere" / ".bashrc"
+    target.parent.mkdir()
+    if planted == "fifo":
+        os.mkfifo(page)
+        why = f"is a FIFO, {NOT_OPENED}"
+    else:
+        if planted == "live-link":
+            target.write_text("export PATH=/usr/bin\n", encoding="utf-8")
+        page.symlink_to(target)
+        why = (
+            f"is a symbolic link (to {target}): memconfig does not write through links; "
+            "write to the file itself, or remove the link"
+        )
+    done = memconfig("audit", "older.jsonl", "--html", str(page), cwd=logs)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.strip() == f"memconfig: error: --html {page} {why}"
+    if planted != "fifo":
+        assert page.is_symlink() and os.readlink(page) == str(target)
+    assert sorted(os.listdir(target.parent)) == ([".bashrc"] if planted == "live-link" else [])
+    if planted == "live-link":
+        assert target.read_text(encoding="utf-8") == "export PATH=/usr/bin\n"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import HANG, environment, memconfig
+from support.terminal import on_terminal
 
 NOT_OPENED = "not a regular file: not opened (it could block, or never end)"
 
@@ -84,3 +85,51 @@ def test_a_relative_config_in_a_removed_working_folder_says_so(tmp_path: Path) -
         " (the working directory no longer exists: run from a folder that does)"
     )
     assert "cannot write the output" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("key", "named"),
+    [
+        pytest.param("formatter", "{template_file: /dev/stdin}", id="template-stdin"),
+        pytest.param("formatter", "{template_file: /dev/fd/0}", id="template-fd-0"),
+        pytest.param("formatter", "{template_file: /dev/stdout}", id="template-stdout"),
+        pytest.param("credentials_file", "/dev/stdin", id="credentials-stdin"),
+    ],
+)
+def test_a_config_naming_the_terminal_is_refused_not_waited_on(project: Path, key: str, named: str) -> None:
+    """A config's template_file or credentials_file that is the process's own terminal: exit 2, never read."""
+    config = project / "memconfig.yaml"
+    sources = "[{url: team.md, credentials: team}]" if key == "credentials_file" else "[team.md]"
+    config.write_text(f"version: 1\nsources: {sources}\n{key}: {named}\n", encoding="utf-8")
+    done = on_terminal("validate", "-c", str(config), stdin_too=True, stdout_too=True)
+    where = "formatter.template_file" if key == "formatter" else key
+    path = named.removeprefix("{template_file: ").removesuffix("}")
+    assert done.returncode == 2, done.text
+    assert done.pieces() == [f"memconfig: error: {config}: {where}: {path} is a character device, {NOT_OPENED}"]
+
+
+def test_a_config_naming_standard_input_is_refused_when_it_is_a_pipe(project: Path) -> None:
+    """Only the command line may name the caller's pipes: a template_file of /dev/stdin is refused on a pipe too."""
+    (project / "memconfig.yaml").write_text(
+        "version: 1\nsources: [team.md]\nformatter: {template_file: /dev/stdin}\n", encoding="utf-8"
+    )
+    done = memconfig("render", "-c", "memconfig.yaml", cwd=project, stdin="{memory} and more\n")
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        f"memconfig: error: memconfig.yaml: formatter.template_file: /dev/stdin is a FIFO, {NOT_OPENED}"
+    )
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize(
+    "option",
+    [pytest.param(("-c", "/dev/stdin"), id="config"), pytest.param(("--system-file", "/dev/fd/0"), id="system-file")],
+)
+def test_the_terminal_named_on_the_command_line_is_refused(project: Path, option: tuple[str, str]) -> None:
+    """-c /dev/stdin or --system-file /dev/fd/0 on a terminal: a character device, not the caller's pipe: exit 2."""
+    config = () if option[0] == "-c" else ("-c", str(project / "memconfig.yaml"))
+    done = on_terminal("render", *config, *option, stdin_too=True, stdout_too=True)
+    assert done.returncode == 2, done.text
+    name, path = option
+    shown = f"{path}:" if name == "-c" else f"--system-file {path}:"
+    assert done.pieces()[-1] == f"memconfig: error: {shown} is a character device, {NOT_OPENED}"

@@ -10,6 +10,7 @@ from support.cli import memconfig
 from memconfig.cli.escapes import escaped
 from memconfig.cli.progress import Progress
 from memconfig.cli.tables import plain_table, print_table
+from memconfig.exceptions import ConfigError, Problem
 
 HOSTILE = "a\x1b]0;owned\x07\x1b[2J\u009b31m\nb"
 
@@ -67,3 +68,22 @@ def test_the_progress_label_is_escaped() -> None:
     bar.describe("reading " + HOSTILE)
     assert bar.label == "reading " + escaped(HOSTILE)
     bar.close()
+
+
+def test_an_error_line_escapes_what_the_config_holds(tmp_path: Path) -> None:
+    """A template_file holding ESC … BEL: the error names it escaped, and a second problem keeps its own line."""
+    (tmp_path / "memconfig.yaml").write_text(
+        'version: 1\nsources: [a.md]\nformatter: {template_file: "x\\e]0;PWNED\\a"}\nunknown: 1\n', encoding="utf-8"
+    )
+    done = memconfig("validate", "-c", "memconfig.yaml", cwd=tmp_path)
+    assert done.returncode == 2
+    assert not _raw(done.stderr), done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0] == "memconfig: error: memconfig.yaml: 2 problems"
+    assert f"  formatter.template_file: file not found: {tmp_path}/x\\x1b]0;PWNED\\x07" in lines
+
+
+def test_format_message_escapes_each_line_and_keeps_the_lines() -> None:
+    """MemconfigError.format_message: controls escaped within each line, the newlines between lines kept."""
+    error = ConfigError([Problem("a", "x\x1b[2J"), Problem("b", "y\x07\tz")], file="c\x9b.yaml")
+    assert error.format_message() == "c\\x9b.yaml: 2 problems\n  a: x\\x1b[2J\n  b: y\\x07\\x09z"

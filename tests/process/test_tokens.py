@@ -14,7 +14,7 @@ import pytest
 import tiktoken
 import yaml
 from structlog.testing import capture_logs
-from support.cli import ROOT
+from support.cli import ROOT, memconfig
 from support.pipelines import events_named as _events
 from support.pipelines import plain_pipeline
 
@@ -218,6 +218,40 @@ def test_a_file_that_is_not_a_ranks_file_is_a_config_error(tmp_path: Path) -> No
     with pytest.raises(ConfigError) as caught:
         token_counter(_tokens_config(encoding_file=str(bad)))
     assert "formatter.tokens.encoding_file" in str(caught.value) and "line 1" in str(caught.value)
+
+
+NOT_OPENED = "not a regular file: not opened (it could block, or never end)"
+
+
+def test_an_encoding_file_that_is_a_fifo_is_refused_by_validate_and_render(tmp_path: Path) -> None:
+    """encoding_file naming a FIFO: validate and render both exit 2 naming it; neither waits on it."""
+    os.mkfifo(tmp_path / "ranks.tiktoken")
+    (tmp_path / "team.md").write_text("Use tabs.\n", encoding="utf-8")
+    tokens = "{count: tiktoken, encoding_file: ranks.tiktoken}"
+    (tmp_path / "memconfig.yaml").write_text(
+        f"version: 1\nsources: [team.md]\nformatter: {{tokens: {tokens}, budget: {{max_tokens: 900}}}}\n",
+        encoding="utf-8",
+    )
+    for command in ("validate", "render"):
+        done = memconfig(command, "-c", "memconfig.yaml", cwd=tmp_path)
+        assert (done.returncode, done.stdout) == (2, ""), (command, done.stderr)
+        assert done.stderr.strip() == (
+            f"memconfig: error: memconfig.yaml: formatter.tokens.encoding_file: {tmp_path / 'ranks.tiktoken'}"
+            f" is a FIFO, {NOT_OPENED}"
+        )
+
+
+def test_an_encoding_file_over_the_limit_is_refused_saying_the_limit(tmp_path: Path) -> None:
+    """A ranks file larger than 32 MiB is not read whole: a ConfigError saying the limit and its name."""
+    huge = tmp_path / "huge.tiktoken"
+    with huge.open("wb") as file:
+        file.truncate((32 << 20) + 1)  # sparse: costs no disk
+    with pytest.raises(ConfigError) as caught:
+        token_counter(_tokens_config(encoding_file=str(huge)))
+    assert str(caught.value) == (
+        f"formatter.tokens.encoding_file: {huge} is larger than the limit of 33554432 bytes"
+        " (memconfig.limits.MAX_RANKS_BYTES)"
+    )
 
 
 def test_tiktoken_not_installed_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

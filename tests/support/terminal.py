@@ -45,15 +45,20 @@ def _environ() -> dict[str, str]:
     return environ
 
 
-def on_terminal(*args: str, stdout_too: bool = False, code: str | None = None, columns: int = 120) -> Terminal:
-    """Run ``python -m memconfig ARGS`` (or Python *code*) with stderr on a new pseudo-terminal, *columns* wide."""
+def on_terminal(
+    *args: str, stdout_too: bool = False, stdin_too: bool = False, code: str | None = None, columns: int = 120
+) -> Terminal:
+    """Run ``python -m memconfig ARGS`` (or Python *code*) with stderr on a new pseudo-terminal, *columns* wide.
+
+    *stdin_too*: standard input is the terminal as well (else the null device), as in an interactive shell.
+    """
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
     argv = [sys.executable, "-c", code, *args] if code is not None else [sys.executable, "-m", "memconfig", *args]
     try:
         process = subprocess.Popen(
             argv,
-            stdin=subprocess.DEVNULL,
+            stdin=slave if stdin_too else subprocess.DEVNULL,
             stdout=slave if stdout_too else subprocess.PIPE,
             stderr=slave,
             cwd=ROOT,
