@@ -23,8 +23,8 @@ from ..audit.read import read_audit
 from ..audit.times import parse_user_time
 from ..config import Config
 from ..exceptions import ConfigError
+from ..safe_text import escaped
 from ..sources.redact import secret_values_in
-from .escapes import escaped
 from .progress import progress
 from .tables import print_table
 

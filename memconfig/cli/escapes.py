@@ -1,11 +1,8 @@
-"""Text bound for a terminal, made safe: control characters written as escapes.
+"""The console log made safe for a terminal: every string value escaped as :mod:`memconfig.safe_text` does.
 
-A source's name, a file name, an import token or a log line may hold ESC or
-BEL sequences that would move the cursor, retitle the window or hide what
-follows. Everything the CLI writes for people to read (the console log, the
-tables, ``explain``, the progress line) goes through :func:`escaped` (kept in
-:mod:`memconfig.safe_text`, which error messages use too); JSON output escapes
-them by itself.
+Everything else the CLI writes for people to read (the tables, ``explain``, the
+progress line, error lines) calls :func:`memconfig.safe_text.escaped` itself;
+JSON output escapes control characters by itself.
 """
 
 from __future__ import annotations
@@ -15,7 +12,7 @@ from typing import Any
 
 from ..safe_text import escaped
 
-__all__ = ["EscapeControls", "escaped"]
+__all__ = ["EscapeControls"]
 
 
 class EscapeControls:

@@ -15,7 +15,7 @@ from ..config.layers import STDIN
 from ..exceptions import ConfigError, Problem
 from ..explain import Explanation, PlannedSource, explain
 from ..limits import MAX_CONFIG_BYTES
-from .escapes import escaped
+from ..safe_text import escaped
 
 __all__ = ["Loaded", "load", "run"]
 

@@ -22,7 +22,7 @@ from types import ModuleType
 from .. import __version__
 from ..config import Config, load_config, load_config_stream
 from ..exceptions import MemconfigError, OutputNotWritten, bounded
-from .escapes import escaped
+from ..safe_text import escaped
 
 __all__ = ["main", "run"]
 

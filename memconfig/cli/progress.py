@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from ..load.watch import watching
-from .escapes import escaped
+from ..safe_text import escaped
 
 __all__ = ["DELAY", "Progress", "load_progress", "log_stream", "on_terminal", "progress"]
 

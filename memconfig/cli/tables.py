@@ -10,7 +10,7 @@ date say, whole where the width allows), and a table whose headings alone
 are wider than the terminal is drawn as wide as they need, its lines left to
 the terminal to wrap. Cells are shown
 as text, never as rich markup, and control characters are escaped
-(:func:`~memconfig.cli.escapes.escaped`), so a source's name cannot restyle
+(:func:`~memconfig.safe_text.escaped`), so a source's name cannot restyle
 or take over the terminal.
 """
 
@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import IO, Any
 
-from .escapes import escaped
+from ..safe_text import escaped
 from .progress import on_terminal
 
 __all__ = ["WHOLE_WORD", "plain_table", "print_table"]

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from support.cli import memconfig
 
-from memconfig.cli.escapes import escaped
 from memconfig.cli.progress import Progress
 from memconfig.cli.tables import plain_table, print_table
 from memconfig.exceptions import ConfigError, Problem
+from memconfig.safe_text import escaped
 
 HOSTILE = "a\x1b]0;owned\x07\x1b[2J\u009b31m\nb"
 
