@@ -290,9 +290,15 @@ class _Planner:
         whole = self.confinement
         self.roots = whole.roots if whole is not None else None
         self.protocols = (
-            None if whole is None or whole.protocols is None else Confinement(protocols=sorted(whole.protocols))
+            None
+            if whole is None or whole.protocols is None
+            else Confinement(protocols=sorted(whole.protocols), options=sorted(whole.options))
         )
-        self.hosts = None if whole is None or whole.hosts is None else Confinement(hosts=whole.hosts)
+        self.hosts = (
+            None
+            if whole is None or whole.hosts is None
+            else Confinement(hosts=whole.hosts, options=sorted(whole.options))
+        )
 
     def plan(self, source: Source, variables: tuple[str, ...] = ()) -> PlannedSource:
         if source.discover is not None:  # a walk of folders: each file it takes is checked as a source

@@ -358,6 +358,50 @@ def test_secrets_are_masked_and_variable_names_shown(
     assert value(report, "sources[2].credentials")["value"] == "team"  # the entry's name, never its values
 
 
+def test_check_rows_agree_with_the_verdict_on_an_allowed_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An option listed in ``loader.allowed_options`` fails no check row of a source that would be read."""
+    data = {
+        "version": 1,
+        "loader": {
+            "allowed_protocols": ["file", "zip", "http"],
+            "allowed_hosts": ["docs.example.com"],
+            "allowed_options": ["loader_hook", "client_kwargs.trust_env"],
+        },
+        "sources": [
+            {"url": "zip://s.txt", "storage_options": {"fo": "x.zip", "loader_hook": "x"}},
+            {"url": "http://docs.example.com/a.md", "storage_options": {"client_kwargs": {"trust_env": True}}},
+        ],
+    }
+    capsys.readouterr()
+    assert main(["explain", "-c", str(write(tmp_path, data))]) == 0
+    out = capsys.readouterr().out
+    assert "[FAILS]" not in out
+    assert "check allowed_protocols: zip allowed [ok]" in out
+    assert "check allowed_hosts: host allowed [ok]" in out
+    assert out.count("-> would be read") == 2
+
+
+def test_a_malformed_reference_mapping_is_explained_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``refs: [1, 2]`` under confinement: explain gives the refusal render gives, and exits 0."""
+    data = {
+        "version": 1,
+        "loader": {"allowed_roots": ["."]},
+        "sources": [{"url": "reference://a.md", "storage_options": {"fo": {"version": 1, "refs": [1, 2]}}}],
+    }
+    capsys.readouterr()
+    assert main(["explain", "-c", str(write(tmp_path, data))]) == 0
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    assert (
+        "-> would be refused: option_not_allowed"
+        " (storage option 'fo': its refs are not a mapping of keys to references)" in out
+    )
+
+
 def test_the_library_explains_a_loaded_config(tmp_path: Path) -> None:
     """``explain(config)`` reads the file again for its lines when not given the text."""
     config = load_config(write(tmp_path, "version: 1\nsources:\n  - a.md\n"))

@@ -14,6 +14,7 @@ a zip over HTTP), so none ever reaches a host outside the list.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -62,12 +63,12 @@ class HostGuard:
 
 def host_allowed(url: str, allowed: Sequence[str]) -> bool:
     """Whether the host of *url* matches one of *allowed*: ``name``, ``*.name`` (subdomains), either with ``:port``."""
-    parts = urlsplit(url)
-    name = (parts.hostname or "").rstrip(".").lower()
     try:
+        parts = urlsplit(url)
         port = parts.port or DEFAULT_PORTS.get(parts.scheme.lower())
-    except ValueError:
+    except ValueError:  # a port out of range, an IPv6 host without its "]"
         return False
+    name = (parts.hostname or "").rstrip(".").lower()
     for pattern in allowed:
         pattern_name, colon, pattern_port = pattern.lower().rpartition(":")
         if not colon or not pattern_port.isdigit() or (":" in pattern_name and not pattern_name.endswith("]")):
@@ -82,4 +83,8 @@ def host_allowed(url: str, allowed: Sequence[str]) -> bool:
 
 def shown_host(url: str) -> str:
     """The ``host`` or ``host:port`` of *url*, without user-info, path or query: for messages."""
-    return urlsplit(url).netloc.rpartition("@")[2].lower()
+    try:
+        netloc = urlsplit(url).netloc
+    except ValueError:  # an IPv6 host without its "]": what follows "//", up to the path
+        netloc = re.split(r"[/?#]", url.partition("//")[2], maxsplit=1)[0]
+    return netloc.rpartition("@")[2].lower()

@@ -11,11 +11,13 @@ filesystem mean is the table below; an option not in it is :data:`UNKNOWN`.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Literal, NamedTuple
 
 from fsspec.core import split_protocol
+from fsspec.implementations.local import LocalFileSystem
 
 from .hosts import HTTP
 from .urls import LOCAL, Part, chain
@@ -266,8 +268,10 @@ def reach(url: str, options: Mapping[str, Any]) -> Iterator[Reached]:
     parts = chain(url)
     for part in parts:
         protocol = part.protocol or "file"
-        own = options if len(parts) == 1 else options.get(protocol, {})
-        yield Reached("link", "", part.text, "", part, own if isinstance(own, Mapping) else {})
+        own = _mapping(options if len(parts) == 1 else options.get(protocol))
+        yield Reached("link", "", part.text, "", part, own)
+        if protocol == "dir":
+            yield from _dir_target(part, own)
     for part in parts:
         protocol = part.protocol or "file"
         if len(parts) == 1:
@@ -277,7 +281,7 @@ def reach(url: str, options: Mapping[str, Any]) -> Iterator[Reached]:
     if len(parts) > 1:
         for key in options:
             if not any((part.protocol or "file") == key for part in parts):
-                yield Reached("unknown", key, key, _option(key))
+                yield Reached("unknown", str(key), str(key), _option(str(key)))
 
 
 def _options(protocol: str, options: Mapping[str, Any], prefix: str) -> Iterator[Reached]:
@@ -307,7 +311,9 @@ def _walk(
             yield from _link(name, value, siblings.get("target_protocol"), siblings.get("target_options"))
         elif kind == "path":
             if isinstance(value, str):
-                yield Reached("path", name, value, _option(name))
+                # a cache folder is made as written, its files are written by fsspec's local filesystem: ``~`` expanded
+                for path in dict.fromkeys((value, os.path.expanduser(value))):
+                    yield Reached("path", name, path, _option(name))
             else:
                 yield Reached("unchecked", name, "it is not a path", _option(name))
         elif kind == "protocol":
@@ -328,17 +334,38 @@ def _walk(
 
 
 def _link(name: str, value: Any, protocol: Any, options: Any, *, where: str | None = None) -> Iterator[Reached]:
-    """A path or URL an option names, read under *protocol* (if it has none of its own) with *options*."""
+    """A path or URL an option names, its last link read under *protocol* (if a string) with *options*."""
     shown = where or _option(name)
     if not isinstance(value, str):
         yield Reached("unchecked", name, "it is not a path or URL", shown)
         return
-    own = options if isinstance(options, Mapping) else {}
+    own = _mapping(options)
     parts = chain(value)
-    for part in parts:
-        if part.protocol is None and isinstance(protocol, str) and len(parts) == 1:
-            part = Part(protocol, part.path, f"{protocol}://{part.path}")
+    for part in (*parts[:-1], _under(parts[-1], protocol)):
         yield Reached("link", name, part.text, shown, part, own)
+
+
+def _under(part: Part, protocol: Any) -> Part:
+    """*part* as the filesystem of *protocol* reads it, as fsspec's ``protocol=`` does: in place of its own protocol.
+
+    That filesystem takes off only its own prefix: under ``file``, ``memory://../x``
+    is the local path ``memory:/../x`` below the working directory.
+    """
+    if not isinstance(protocol, str) or protocol == part.protocol:
+        return part
+    path = LocalFileSystem._strip_protocol(part.text) if protocol in LOCAL else part.text
+    return Part(protocol, path, f"{protocol}://{path}")
+
+
+def _dir_target(part: Part, options: Mapping[str, Any]) -> Iterator[Reached]:
+    """What a ``dir://`` link reads: its path below the ``path`` option, under ``target_protocol`` (else ``file``)."""
+    root = options.get("path")
+    if isinstance(root, str):
+        joined = f"{root}/{part.path}" if part.path else root
+        shown = _option("path") + f" (with {part.text!r})"
+        yield from _link(
+            "path", joined, options.get("target_protocol") or "file", options.get("target_options"), where=shown
+        )
 
 
 def _references(name: str, value: Any, siblings: Mapping[str, Any]) -> Iterator[Reached]:
@@ -352,6 +379,9 @@ def _references(name: str, value: Any, siblings: Mapping[str, Any]) -> Iterator[
     if "gen" in value:
         yield Reached("unchecked", name, "generated references cannot be checked before they are made", _option(name))
         return
+    if not isinstance(refs, Mapping):
+        yield Reached("unchecked", name, "its refs are not a mapping of keys to references", _option(name))
+        return
     protocol, options = siblings.get("remote_protocol"), siblings.get("remote_options")
     default = siblings.get("target")
     for key, ref in refs.items():
@@ -364,10 +394,11 @@ def _references(name: str, value: Any, siblings: Mapping[str, Any]) -> Iterator[
                 shown = _option(name) + f" (reference {key!r})"
                 yield Reached("unchecked", name, "its target is a template not given", shown)
                 continue
-            if split_protocol(target)[0] is None and not isinstance(protocol, str):
-                protocol_of_target: Any = "file"
+            # a target with a protocol of its own is read by that filesystem; one without, by remote_protocol's
+            if split_protocol(target)[0] is not None:
+                protocol_of_target: Any = None
             else:
-                protocol_of_target = protocol
+                protocol_of_target = protocol if isinstance(protocol, str) else "file"
             yield from _link(name, target, protocol_of_target, options, where=_option(name) + f" (reference {key!r})")
 
 

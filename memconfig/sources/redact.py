@@ -81,8 +81,13 @@ _SECRET_NAMES = frozenset(
     )
 )
 # By rule, beside the names: a query value that looks like a signature or a token, whatever it is called —
-# 20 or more characters of base64, hex or percent-encoding, with digits and letters of both cases (or 32 hex).
-_TOKEN_VALUE_RE = re.compile(r"(?=[A-Za-z0-9+/=_%-]{20,}$)(?:(?=.*\d)(?=.*[a-z])(?=.*[A-Z]).*|[0-9a-fA-F]{32,})")
+# 20 or more characters of base64, hex or percent-encoding, with digits and letters of both cases (or 32 hex);
+# or a JWT: three (signed) or five (encrypted) base64url segments joined by ".", the first a JSON header ("eyJ"),
+# so that dotted file names and versions are kept.
+_TOKEN_VALUE_RE = re.compile(
+    r"(?=[A-Za-z0-9+/=_%-]{20,}$)(?:(?=.*\d)(?=.*[a-z])(?=.*[A-Z]).*|[0-9a-fA-F]{32,})"
+    r"|eyJ[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*){2}(?:(?:\.[A-Za-z0-9_-]*){2})?$"
+)
 _SAFE_NAMES = frozenset({"anon", "key_prefix", "use_ssl", "requester_pays"})
 _MIN_SECRET = 4  # shorter values are not masked inside free text: they would mask ordinary words
 

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 import fsspec
 from fsspec.core import split_protocol
+from fsspec.implementations.local import LocalFileSystem
 
 from ..interpolation import expand_vars
 from ..registry import loaders
@@ -114,9 +115,14 @@ def local_path(url: str) -> str | None:
 
 
 def local_path_in(part: Part) -> str | None:
-    """The path on this machine a link of a URL reads: a local file's, a git repository's; ``None`` if none."""
+    """The path on this machine a link of a URL reads: a local file's, a git repository's; ``None`` if none.
+
+    A local file's path is read as fsspec's local filesystem reads it: one
+    ``file://`` or ``file:`` prefix taken off, ``~`` expanded, absolute.
+    """
     if (part.protocol is None or part.protocol in LOCAL) and part.path:
-        return part.path
+        path: str = LocalFileSystem._strip_protocol(part.text)
+        return path
     if part.protocol == "git":
         repo, colon, _ = part.path.partition(":")
         return repo if colon and repo else None

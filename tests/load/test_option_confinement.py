@@ -9,10 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from structlog.testing import capture_logs
 from support.pipelines import events_named, plain_pipeline
 
 from memconfig import Pipeline
+from memconfig.load.confinement import Confinement
+from memconfig.sources import Source
+from memconfig.sources.reach import OPTION_KINDS, reach
 
 
 @pytest.fixture
@@ -246,3 +251,161 @@ def test_templated_reference_targets_are_checked_as_they_expand(tree: Path) -> N
         "option_not_allowed",
         "storage option 'fo' (reference 'b.md'): its target is a template not given",
     )
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``HOME`` pointed at ``home/`` beside the project (outside the roots), holding a secret and an archive."""
+    folder = tmp_path / "home"
+    folder.mkdir()
+    (folder / "secret.md").write_text("home text")
+    with zipfile.ZipFile(folder / "x.zip", "w") as z:
+        z.writestr("s.txt", "zipped home")
+    monkeypatch.setenv("HOME", str(folder))
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("source", "option", "found"),
+    [
+        pytest.param({"url": "zip://s.txt", "storage_options": {"fo": "~/x.zip"}}, "'fo'", "x.zip", id="fo"),
+        pytest.param(
+            {"url": "reference://a.md", "storage_options": {"fo": {"a.md": ["~/secret.md"]}}},
+            "'fo' (reference 'a.md')",
+            "secret.md",
+            id="reference",
+        ),
+        pytest.param(
+            {
+                "url": "reference://a.md",
+                "storage_options": {
+                    "fo": {"version": 1, "templates": {"u": "~/secret.md"}, "refs": {"a.md": ["{{u}}"]}}
+                },
+            },
+            "'fo' (reference 'a.md')",
+            "secret.md",
+            id="templated-reference",
+        ),
+    ],
+)
+def test_a_home_path_in_an_option_is_judged_where_fsspec_reads_it(
+    tree: Path, home: Path, monkeypatch: pytest.MonkeyPatch, source: dict[str, Any], option: str, found: str
+) -> None:
+    """``~`` in a path an option names is the home folder, as fsspec reads it, not a folder named ``~``."""
+    monkeypatch.chdir(tree)
+    text, skips = _render(tree, [source])
+    assert text == "inside"
+    assert skips[source["url"]] == (
+        "outside_root",
+        f"storage option {option}: {home / found} is outside loader.allowed_roots",
+    )
+
+
+def test_a_home_cache_folder_is_judged_as_made_and_as_written_to(
+    tree: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """fsspec makes ``~/cache`` as written but writes its files into the home folder: both must be in the roots."""
+    monkeypatch.chdir(tree)
+    url = f"simplecache::{tree}/AGENTS.md"
+    source = {"url": url, "storage_options": {"simplecache": {"cache_storage": "~/cache"}}}
+    (home / "cache").mkdir()
+    text, skips = _render(tree, [source])
+    assert text == "inside"
+    assert skips[url] == (
+        "outside_root",
+        f"storage option 'simplecache.cache_storage': {home / 'cache'} is outside loader.allowed_roots",
+    )
+    assert list((home / "cache").iterdir()) == []
+
+
+def test_a_target_protocol_replaces_the_protocol_of_the_value_it_reads(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under ``target_protocol: file``, ``memory://../../outside/x.zip`` is a local path below a folder ``memory:``."""
+    monkeypatch.chdir(tree)
+    (tree / "memory:").mkdir()
+    options = {"fo": "memory://../../outside/x.zip", "target_protocol": "file"}
+    text, skips = _render(tree, [{"url": "zip://s.txt", "storage_options": options}])
+    assert text == "inside"
+    outside = tree.parent / "outside" / "x.zip"
+    assert skips["zip://s.txt"] == (
+        "outside_root",
+        f"storage option 'fo': {tree}/memory://../../outside/x.zip (resolves to {outside})"
+        " is outside loader.allowed_roots",
+    )
+
+
+@pytest.mark.parametrize(
+    "fo",
+    [
+        pytest.param({"version": 1, "refs": [1, 2]}, id="refs-a-list"),
+        pytest.param({"version": 1, "refs": None}, id="refs-null"),
+    ],
+)
+def test_a_malformed_reference_mapping_is_refused_not_a_traceback(tree: Path, fo: dict[str, Any]) -> None:
+    """``refs`` that is not a mapping cannot be checked: ``option_not_allowed``, never an exception."""
+    text, skips = _render(tree, [{"url": "reference://a.md", "storage_options": {"fo": fo}}])
+    assert text == "inside"
+    assert skips["reference://a.md"] == (
+        "option_not_allowed",
+        "storage option 'fo': its refs are not a mapping of keys to references",
+    )
+
+
+def test_a_dir_url_is_confined_below_its_path(tree: Path) -> None:
+    """``dir://../outside/x.zip`` with ``path`` inside the roots reads outside them: refused, naming both."""
+    url = "dir://../outside/x.zip"
+    text, skips = _render(tree, [{"url": url, "storage_options": {"path": str(tree)}}])
+    assert text == "inside"
+    assert skips[url] == (
+        "outside_root",
+        f"storage option 'path' (with {url!r}): {tree}/../outside/x.zip (resolves to {tree.parent}/outside/x.zip)"
+        " is outside loader.allowed_roots",
+    )
+    _text, skips = _render(tree, [{"url": "dir://AGENTS.md", "storage_options": {"path": str(tree)}}])
+    assert skips["dir://AGENTS.md"][0] != "outside_root"  # not refused (the loader cannot read dir:// yet: an error)
+
+
+_OPTION_NAMES = sorted({name for kinds in OPTION_KINDS.values() for name in kinds} | {"refs", "version", "templates"})
+_PLACES = ("~/x", "file:../x", "memory://a", "http://[::1", "http://h:99999/", "s3://b/k", "zip://a::file://x", "{{u}}")
+_JSON_LIKE = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(max_size=30)
+    | st.binary(max_size=8)
+    | st.sampled_from(_PLACES),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.sampled_from(_OPTION_NAMES) | st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+_REFERENCES = st.fixed_dictionaries({"version": st.just(1), "refs": _JSON_LIKE}, optional={"templates": _JSON_LIKE})
+_URLS = ("zip://s.txt", "reference://a.md", "dir://a.md", "simplecache::file:///a.md", "s3://b/a.md", "http://h/a.md")
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    url=st.sampled_from(_URLS),
+    options=st.dictionaries(st.sampled_from(_OPTION_NAMES) | st.text(max_size=8), _JSON_LIKE, max_size=5)
+    | st.fixed_dictionaries({"fo": _REFERENCES | _JSON_LIKE}),
+)
+def test_no_storage_options_make_confinement_raise(tree: Path, url: str, options: dict[str, Any]) -> None:
+    """Whatever shape a config gives its storage options, confinement gives a verdict, never an exception."""
+    confinement = Confinement([str(tree)], ["file", "zip", "reference", "dir", "simplecache", "s3", "http"], ["h"])
+    source = Source(key=url, name=url, url=url, storage_options=options)
+    list(reach(url, options))
+    refused = confinement.refusal(source)
+    assert refused is None or isinstance(refused[1], str)
+
+
+def test_a_proxy_that_cannot_be_parsed_is_refused_not_a_traceback(tree: Path, web: Any) -> None:
+    """An IPv6 proxy without its ``]`` matches no allowed host; the detail names the host, never the rest."""
+    url = web.serve("/a.md", "over http")
+    source = {"url": url, "storage_options": {"proxy": "http://user:pw@[::1/x?token=t"}}
+    text, skips = _render(tree, [source], loader={"allowed_hosts": ["127.0.0.1"]})
+    assert text == "inside"
+    assert skips[url] == ("host_not_allowed", "storage option 'proxy': host '[::1' is not in loader.allowed_hosts")
+    assert not web.hits

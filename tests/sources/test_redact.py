@@ -94,6 +94,39 @@ def test_capability_query_values_are_masked_whole(url: str, secret: str) -> None
     assert redacted.endswith("=***")
 
 
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param(JWT, id="signed"),
+        pytest.param("eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.", id="unsigned"),
+        pytest.param("eyJhbGciOiJSU0EtT0FFUCJ9.a2V5.aXY.Y2lwaGVy.dGFn", id="encrypted"),
+    ],
+)
+def test_a_jwt_in_a_query_is_masked_by_its_look(value: str) -> None:
+    """A JWT (dot-joined base64url segments, a JSON header first) is masked whatever its parameter is called."""
+    assert redact_url(f"https://h/a.md?assertion={value}&x=1") == f"https://h/a.md?assertion={MASK}&x=1"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param("1.2.3", id="version"),
+        pytest.param("v2.10.0-rc1", id="tag"),
+        pytest.param("Report.Final.v2.draft.md", id="file-name"),
+        pytest.param("MyTeamGuidelines2024.Final.md", id="long-file-name"),
+        pytest.param("docs.example.com", id="host"),
+        pytest.param("eyJ.md", id="short"),
+    ],
+)
+def test_dotted_values_that_are_not_tokens_are_kept(value: str) -> None:
+    """File names, versions and hosts hold dots and mixed case but are not JWTs: shown as written."""
+    url = f"https://h/a.md?v={value}"
+    assert redact_url(url) == url
+
+
 FRAGMENTS = (
     "x",
     "id",
