@@ -384,22 +384,47 @@ def _references(name: str, value: Any, siblings: Mapping[str, Any]) -> Iterator[
         return
     protocol, options = siblings.get("remote_protocol"), siblings.get("remote_options")
     default = siblings.get("target")
+    targets: list[tuple[str, str | None, bool]] = []  # (key, target as read or None: a template not given, own)
     for key, ref in refs.items():
         if not isinstance(ref, list) or not ref:
             continue  # inline data
         target = ref[0] if ref[0] is not None else default
         if isinstance(target, str):
             target = _TEMPLATE.sub(lambda m: str(templates.get(m.group(1), m.group(0))), target)
-            if "{{" in target:
-                shown = _option(name) + f" (reference {key!r})"
-                yield Reached("unchecked", name, "its target is a template not given", shown)
-                continue
-            # a target with a protocol of its own is read by that filesystem; one without, by remote_protocol's
-            if split_protocol(target)[0] is not None:
-                protocol_of_target: Any = None
-            else:
-                protocol_of_target = protocol if isinstance(protocol, str) else "file"
-            yield from _link(name, target, protocol_of_target, options, where=_option(name) + f" (reference {key!r})")
+            targets.append((key, None if "{{" in target else target, bool(ref[0])))
+    # a target with a protocol of its own is read by that filesystem; one without, by remote_protocol's
+    # (none given: by the one fsspec infers from the templates and targets)
+    written = [target for _, target, own in targets if own and target is not None]
+    unmarked = protocol if isinstance(protocol, str) else _inferred_protocol(templates, written)
+    for key, target, _ in targets:
+        where = _option(name) + f" (reference {key!r})"
+        if target is None:
+            yield Reached("unchecked", name, "its target is a template not given", where)
+            continue
+        protocol_of_target: Any = None if split_protocol(target)[0] is not None else unmarked
+        yield from _link(name, target, protocol_of_target, options, where=where)
+
+
+def _inferred_protocol(templates: Mapping[str, Any], written: list[str]) -> str:
+    """The filesystem fsspec's ReferenceFileSystem reads a target without a protocol by, given no remote_protocol.
+
+    The last new protocol a template names, unless one of the targets the
+    references *written* themselves (in order, templates applied) has a
+    protocol not seen yet (none counts, as the local filesystem's): the first such.
+    """
+    seen: set[str | None] = set()
+    inferred: str | None = None
+    for template in templates.values():
+        found = split_protocol(template)[0] if isinstance(template, str) else None
+        if found and found not in seen:
+            seen.add(found)
+            inferred = found
+    for target in written:
+        found = split_protocol(target)[0]
+        if found not in seen:
+            inferred = found or "file"
+            break
+    return inferred or "file"
 
 
 def _protocol_of_options(key: str, siblings: Mapping[str, Any]) -> str:

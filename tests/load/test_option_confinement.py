@@ -409,3 +409,20 @@ def test_a_proxy_that_cannot_be_parsed_is_refused_not_a_traceback(tree: Path, we
     assert text == "inside"
     assert skips[url] == ("host_not_allowed", "storage option 'proxy': host '[::1' is not in loader.allowed_hosts")
     assert not web.hits
+
+
+def test_a_reference_target_without_a_protocol_is_judged_by_the_filesystem_fsspec_infers(
+    tree: Path, memfs: Any
+) -> None:
+    """No remote_protocol: fsspec reads `/refs/b.md` with the protocol the first target names (memory), so it is
+    judged as a memory link (allowed), not as a local file (`file` not allowed); the render reads it."""
+    memfs.pipe("/refs/a.md", b"alpha")
+    memfs.pipe("/refs/b.md", b"beta")
+    refs = {"a.md": ["memory://refs/a.md"], "b.md": ["/refs/b.md"]}
+    source = {"url": "reference://b.md", "storage_options": {"fo": refs}}
+    loader = {"allowed_protocols": ["reference", "memory", "file"]}
+    assert _render(tree, [source], loader=loader) == ("beta\n\ninside", {})
+    loader = {"allowed_protocols": ["reference", "memory"]}
+    with capture_logs():
+        text = plain_pipeline(tree, [source], loader=loader).render()
+    assert text == "beta"
