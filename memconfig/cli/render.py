@@ -27,10 +27,12 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from ..append import APPENDERS, appender_for, printable
 from ..cache import PolicyCache
 from ..config import MAX_CONFIG_BYTES, Config
-from ..exceptions import ConfigError, MemconfigError, OutputNotWritten
+from ..exceptions import ConfigError, MemconfigError, OutputNotWritten, bounded
 from ..file_kinds import not_openable
+from ..limits import MAX_ERROR_LINE
 from ..model import Render
 from ..pipeline import Pipeline
+from ..safe_text import escaped
 from .logs import cli_logging
 from .progress import load_progress
 
@@ -237,8 +239,9 @@ def _try_write(output: OutputFile, render: Render, told: str | None) -> str | No
         reason = output.reason(exc)
         if reason != told:
             output.failed(render, exc)
+            shown = bounded(escaped(reason), MAX_ERROR_LINE // 2)  # the -o path as given, within one bounded line
             print(
-                f"memconfig: error: cannot write the output: {reason} (still watching: tried again every second)",
+                f"memconfig: error: cannot write the output: {shown} (still watching: tried again every second)",
                 file=sys.stderr,
                 flush=True,
             )

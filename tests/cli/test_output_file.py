@@ -513,6 +513,22 @@ def test_watch_outlives_a_failed_write_and_writes_the_file_once_it_can(project: 
     assert "Traceback" not in errors.read_text(encoding="utf-8")
 
 
+def test_a_failed_write_under_watch_is_reported_with_control_characters_escaped(project: Path) -> None:
+    """The -o path holds ESC and BEL: the "cannot write" line shows them as \\xNN, never raw on the terminal."""
+    folder = "o\x1b]0;X\x07ut"
+    (project / folder).mkdir()
+    out = project / folder / "OUT.md"
+    with watching(project, "-o", f"{folder}/OUT.md") as (process, errors):
+        eventually(lambda: out.exists() or process.poll() is not None, "the first write")
+        out.unlink()
+        out.mkdir()
+        (project / "team.md").write_text("Use spaces.\n", encoding="utf-8")
+        shown = "memconfig: error: cannot write the output: o\\x1b]0;X\\x07ut/OUT.md: not a regular file"
+        eventually(lambda: shown in errors.read_text(encoding="utf-8"), "the failed write reported")
+        out.rmdir()
+    assert "\x1b" not in errors.read_text(encoding="utf-8") and "\x07" not in errors.read_text(encoding="utf-8")
+
+
 def _replace(path: Path, text: str) -> None:
     """Give *path* the content *text* in one rename, as an editor saving it does."""
     new = path.with_name(path.name + ".new")
