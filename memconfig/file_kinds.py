@@ -41,11 +41,13 @@ def not_openable(path: str, *, writing: bool = False, handed: bool = False) -> s
 
     Args:
         path: The file, as named.
-        writing: It is to be written (a log, an output), not read.
+        writing: It is to be written (a log, an output), not read: a descriptor the process was handed
+            (:func:`inherited`: ``/dev/stderr``) is written to whatever it is, a pipe or a terminal (writing
+            to them does not wait for a reader that may never come).
         handed: The command line named it (``-c``, ``--log-file``, ``--system-file``, an audit input): a
             descriptor the process was handed (:func:`inherited`: ``<(cmd)``, ``/dev/stdin``) that is a
-            pipe is the caller's own, and is opened. A terminal is a device, and is not; nor is anything a
-            config names, whose author is not the caller.
+            pipe is the caller's own, and is read. A terminal to read is a device, and is not; nor is
+            anything a config names to read, whose author is not the caller.
     """
     try:
         info = os.stat(path)
@@ -54,8 +56,8 @@ def not_openable(path: str, *, writing: bool = False, handed: bool = False) -> s
     kind = irregular_kind(info.st_mode)
     if kind is None or kind == "a directory":
         return None
-    if handed and kind == "a FIFO" and inherited(path):
-        return None
+    if inherited(path) and (kind == "a FIFO" or writing) and (handed or writing):
+        return None  # the caller's pipe to read; the process's own stdout or stderr (a pipe, a terminal) to write
     if writing and kind == "a character device" and os.path.samestat(info, os.stat(os.devnull)):
         return None
     return f"is {kind}, not a regular file: not opened (it could block, or never end)"

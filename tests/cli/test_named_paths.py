@@ -44,6 +44,21 @@ def test_the_log_may_be_dev_null_or_the_process_stderr(project: Path) -> None:
         assert done.returncode == 0 and "Use tabs." in done.stdout, done.stderr
 
 
+def test_the_log_may_be_the_process_stderr_on_a_terminal(project: Path) -> None:
+    """--log-file /dev/stderr (and a config's logging.file: /dev/stderr) when stderr is a terminal: written to,
+    not refused as a device; only reading a terminal could wait forever."""
+    done = on_terminal("render", "-c", str(project / "memconfig.yaml"), "--log-file", "/dev/stderr")
+    assert done.returncode == 0, done.text
+    assert "Use tabs." in done.stdout and '"event":"prompt_built"' in done.text
+    config = project / "logged.yaml"
+    config.write_text(
+        (project / "memconfig.yaml").read_text(encoding="utf-8") + "logging: {file: /dev/stderr}\n", encoding="utf-8"
+    )
+    done = on_terminal("render", "-c", str(config))
+    assert done.returncode == 0, done.text
+    assert '"event":"prompt_built"' in done.text
+
+
 def test_a_system_file_that_is_a_fifo_is_refused(project: Path) -> None:
     done = memconfig("render", "-c", "memconfig.yaml", "--system-file", "fifo", cwd=project)
     assert done.returncode == 2
