@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EVENTS",
+    "FIELD_MEANINGS",
     "SCHEMA_VERSION",
     "BuiltLine",
     "BytesReplaced",
@@ -190,6 +191,30 @@ def _emit(level: str, event: str, fields: dict[str, Any]) -> None:
         _stdlib.log(number, json.dumps(record, default=str), extra={"memconfig": record})
 
 
+#: What the fields several events share mean; a record's own docstring under a field says more where it must
+#: (the documentation's event reference is made from these and the records).
+FIELD_MEANINGS: Mapping[str, str] = MappingProxyType(
+    {
+        "source": "The source's key: its location as written (credentials masked); an expansion child's is derived "
+        "from its parent's (``a.md (via *.md)`` for a repeat).",
+        "name": "The name the config gave the source (default: its key).",
+        "url": "Where it is read from, resolved, credentials masked.",
+        "parent": "The key of the source it was expanded from (a glob, a discovery, an importing file), or null.",
+        "via": "The expander that made it (``glob``, ``discover``, ``import``, a plugin's); null for a declared one.",
+        "reason": "Why, in one word: a skip reason (below), or the event's own list.",
+        "detail": "The specifics, in words (a file's error, an HTTP status, a budget's sizes).",
+        "duration_ms": "Milliseconds it took.",
+        "sha256": "The SHA-256 of the source's content.",
+        "bytes": "Its size in bytes.",
+        "chars": "Its size in characters (in the block, where it is in one).",
+        "processor": "The processor that did it (a built-in rule's name, or yours).",
+        "schema": "The event schema's version (``SCHEMA_VERSION``).",
+        "path": "The output file (a secret ``${VAR}``'s value in it masked).",
+        "format": "The ``--format`` written.",
+    }
+)
+
+
 #: The version of the event schema below; bumped when a field changes meaning or goes away.
 SCHEMA_VERSION = 1
 
@@ -205,8 +230,11 @@ class SourceLoaded(NamedTuple):
     bytes: int
     chars: int
     sha256: str | None
+    """The SHA-256 of the content as read."""
     duration_ms: float
     cache: str
+    """``miss`` (new to this state), ``refreshed`` (changed, or back after failing), ``hit`` (read again, the same
+    bytes: a forced ``load()`` or a new configuration)."""
 
 
 class SourceSkipped(NamedTuple):
@@ -220,6 +248,8 @@ class SourceSkipped(NamedTuple):
     reason: str
     detail: str
     required: bool
+    """Whether the config marked the source ``required`` (a required source's skip is a failed render, unless a
+    good copy is kept)."""
     duration_ms: float
 
 
@@ -232,6 +262,7 @@ class SourceStale(NamedTuple):
     reason: str
     detail: str
     sha256: str | None
+    """The SHA-256 of the last good content, which stays in the prompt."""
 
 
 class SourceRetried(NamedTuple):
@@ -241,9 +272,11 @@ class SourceRetried(NamedTuple):
     name: str
     url: str
     attempt: int
+    """The attempt that failed (1: the first)."""
     reason: str
     detail: str
     delay: float
+    """Seconds until the next attempt (a server's ``Retry-After``, capped at the source's timeout)."""
 
 
 class SourceExpanded(NamedTuple):
@@ -253,7 +286,9 @@ class SourceExpanded(NamedTuple):
     url: str
     via: str
     count: int  # type: ignore[assignment]  # the field shadows tuple.count, by design
+    """How many children."""
     matches: list[str]
+    """The children's keys, in prompt order."""
 
 
 class BytesReplaced(NamedTuple):
@@ -264,6 +299,7 @@ class BytesReplaced(NamedTuple):
     name: str
     url: str
     encoding: str
+    """The encoding the source was read in (``loader.encoding``)."""
     detail: str
 
 
@@ -273,8 +309,11 @@ class FolderSearched(NamedTuple):
     source: str
     via: str
     folder: str
+    """The folder looked in."""
     root: str | None
+    """The project root found (the nearest folder holding a root marker), or null."""
     taken: list[str]
+    """The files taken in that folder."""
 
 
 class CandidatePassed(NamedTuple):
@@ -284,7 +323,9 @@ class CandidatePassed(NamedTuple):
     source: str
     via: str
     folder: str
+    """The folder looked in."""
     candidate: str
+    """The candidate's path."""
     reason: str
     detail: str
 
@@ -296,8 +337,11 @@ class SearchLimited(NamedTuple):
     source: str
     via: str
     folder: str
+    """The folder the downward search started from."""
     max_dirs: int
+    """The limit (``discover.down.max_dirs``)."""
     folders: int
+    """The folders searched below it."""
 
 
 class SourceUnwatched(NamedTuple):
@@ -320,6 +364,7 @@ class SourceDropped(NamedTuple):
     reason: str
     processor: str
     chars: int
+    """Its characters before it was taken out."""
     detail: str
 
 
@@ -332,16 +377,27 @@ class SourceTruncated(NamedTuple):
     url: str
     processor: str
     budget: str | None
+    """``source`` (its own limit) or ``total`` (``formatter.budget``)."""
     setting: str | None
+    """The key that cut it (``formatter.budget.max_chars``, ``sources[1].max_tokens`` …)."""
     unit: str | None
+    """``chars``, ``tokens`` or ``bytes``."""
     limit: int | None
+    """The limit, in that unit."""
     chars_before: int | None
+    """Its characters before the cut."""
     chars_after: int | None
+    """Its characters after the cut, the marker included."""
     tokens_before: int | None
+    """Its tokens before the cut (a ``max_tokens`` limit), else null."""
     tokens_after: int | None
+    """Its tokens after the cut (a ``max_tokens`` limit), else null."""
     bytes_before: int | None
+    """Its UTF-8 bytes before the cut (``max_bytes``), else null."""
     bytes_after: int | None
-    marker: str | None
+    """Its UTF-8 bytes after the cut (``max_bytes``), else null."""
+    marker: bool | None
+    """Whether a marker was left where it was cut (false: the marker is ``""``)."""
 
 
 class ContentEscaped(NamedTuple):
@@ -352,7 +408,9 @@ class ContentEscaped(NamedTuple):
     url: str
     processor: str
     tags: list[str] | None
+    """The closing tags neutralised."""
     count: int | None  # type: ignore[assignment]  # as SourceExpanded.count
+    """How many were."""
 
 
 class FrontmatterInvalid(NamedTuple):
@@ -364,21 +422,27 @@ class FrontmatterInvalid(NamedTuple):
     url: str
     processor: str
     line: int | None
+    """The line of the problem in the file."""
     detail: str | None
 
 
 class PromptManifest(NamedTuple):
-    """a render made a new block: what it holds (config: which config's renders it is of, the same across
-    processes — a hash of the config file's path, or of the declared sources' keys), source by source in
-    prompt order (sources: one entry per declared source and expansion child, in the prompt or not: source,
-    name, url, status, chars, sha256, and where set reason, detail, parent, via, cut, escaped, dropped,
-    expanded — a source whose children follow it, with no text of its own); logged once per block made,
+    """a render made a new block: what it holds, source by source in prompt order; logged once per block made,
     before the prompt_built that names the same sha256"""
 
     config: str
+    """Which config's renders it is of, the same across processes: a hash of the config file's path, or of the
+    declared sources' keys."""
     sha256: str
+    """The block's SHA-256, as in the ``prompt_built`` that follows."""
     chars: int
+    """The block's characters."""
     sources: list[dict[str, Any]]
+    """One entry per declared source and expansion child, in prompt order, in the prompt or not: ``source``,
+    ``name``, ``url``, ``status`` (``loaded``, ``stale``, ``skipped``), ``chars`` (in the block), ``sha256`` (of its
+    content), and where they apply ``reason``, ``detail``, ``parent``, ``via``, ``cut`` (a budget cut it),
+    ``escaped`` (its closing tags were), ``dropped`` (a processor took it out), ``expanded`` (a source whose
+    children follow it, with no text of its own)."""
 
 
 class PromptBuilt(NamedTuple):
@@ -386,20 +450,35 @@ class PromptBuilt(NamedTuple):
 
     schema: int
     sources_loaded: int
+    """Sections in the block (an importing file and its imports are one)."""
     sources_skipped: int
+    """Sources not in the block."""
     chars: int
+    """The block's characters."""
     sha256: str
+    """The block's SHA-256: the same inputs give the same hash, a prompt-cache key."""
     duration_ms: float
     memo: bool
+    """The block was served again from the memo (nothing changed since the last render of this state)."""
     cache_hits: int
+    """Files whose kept copy was used. ``cache_hits``, ``loaded``, ``refreshed`` and ``stale`` count files, an
+    imported file included: they add up to the files in the block."""
     revalidated: int
+    """Files checked for a change (``revalidate``, ``ttl``, ``watch``)."""
     refreshed: int
+    """Files read again because they changed (or came back after failing)."""
     stale: int
+    """Files whose refresh failed, their last good copy kept."""
     loaded: int
+    """Files read for the first time in this state."""
     skipped: int
+    """Sources skipped in this render."""
     dropped: int
+    """Sources a processor (or a budget) took out."""
     truncated: int
+    """Sources a budget cut."""
     escaped: int
+    """Sources whose closing tags were neutralised."""
 
 
 class OutputWritten(NamedTuple):
@@ -409,6 +488,7 @@ class OutputWritten(NamedTuple):
     format: str
     bytes: int
     sha256: str
+    """The SHA-256 of the file's bytes."""
 
 
 class OutputUnchanged(NamedTuple):
@@ -418,6 +498,7 @@ class OutputUnchanged(NamedTuple):
     format: str
     bytes: int
     sha256: str
+    """The SHA-256 of the file's bytes."""
 
 
 class OutputFailed(NamedTuple):
@@ -428,6 +509,7 @@ class OutputFailed(NamedTuple):
     format: str
     bytes: int
     sha256: str
+    """The SHA-256 of the output it tried to write."""
     detail: str
 
 
@@ -437,8 +519,11 @@ class PromptFailed(NamedTuple):
 
     schema: int
     failures: list[dict[str, Any]]
+    """Every source the render needed and did not get: each ``source``, ``name``, ``url``, ``reason``, ``detail``."""
     sources_loaded: int
+    """Sections it had."""
     sources_skipped: int
+    """Sources it skipped."""
     duration_ms: float
 
 

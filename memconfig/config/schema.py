@@ -120,6 +120,7 @@ class DiscoverConfig(_Model):
     """``discover:``: find instruction files by name in the folders from the project root down to ``from``."""
 
     names: list[str] | None = Field(default=None, min_length=1)
+    """File names looked for in each folder walked, in order (``AGENTS.override.md``, ``AGENTS.md``)."""
     fallbacks: dict[str, list[str]] | None = None
     """Names that stand in for one of ``names`` in a folder with no such file, the first present taken:
     ``{CLAUDE.md: [AGENTS.md]}`` (Claude Code reads ``AGENTS.md`` where a folder has no ``CLAUDE.md``)."""
@@ -127,13 +128,17 @@ class DiscoverConfig(_Model):
     """Globs relative to each folder walked (``.claude/rules/**/*.md``): the regular files they match are
     candidates too, after ``names``, in sorted order; ``**``, ``*``, ``?``, ``[…]`` and ``{a,b}``."""
     pick: Literal["first", "all"] = "first"
+    """``first``: in each folder, the first candidate present (Codex); ``all``: every candidate present (Gemini CLI)."""
     from_: str | None = Field(default=None, alias="from")
     """The working folder (default: the process's working directory at render time); relative: to ``base_dir``."""
     root_markers: list[str] = Field(default_factory=lambda: [".git"])
+    """A file or folder whose presence makes a folder the project root, the nearest one up from ``from``
+    (a git worktree's ``.git`` is a file); ``[]``, or none found: only ``from`` is searched."""
     skip_blank: bool = True
     """``pick: first`` passes over a blank candidate; ``false``: the first regular file ends the folder's search
     even when blank (Codex's own loop: a blank ``AGENTS.override.md`` hides ``AGENTS.md``)."""
     down: DownConfig | None = None
+    """Also search the folders below ``from``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, populate_by_name=True)
 
@@ -205,18 +210,30 @@ class SourceConfig(_Model):
     """
 
     url: str | None = None
+    """Where the source is: a local path (relative to ``base_dir``, ``~`` expanded) or any fsspec URL
+    (``https://…``, ``s3://…``, ``zip://…::…``, ``git://repo:ref@path``). A source is exactly one of ``url``,
+    ``glob`` or ``discover``; a plain string in ``sources`` is a ``url``."""
     glob: str | None = None
+    """A glob, local or over any fsspec filesystem that lists: each match is a source of its own, in sorted order,
+    with this entry's settings; more than ``loader.max_matches`` matches skip the whole glob (``too_large``)."""
     discover: DiscoverConfig | None = None
     """Find files by name from the project root down to a folder (:mod:`memconfig.expand.discover`)."""
     expander: str | None = None
     """A registered expander (:data:`memconfig.registry.EXPANDERS`, a plugin's) that turns ``url`` into the
     sources it stands for; ``glob`` and ``discover`` have keys of their own."""
     name: str | None = None
+    """What logs, tables and the ``{name}`` slot call the source (default: the location as written)."""
     required: bool = False
+    """A skip fails the render (exit 1), unless a good copy from an earlier read is kept."""
     storage_options: dict[str, Any] = Field(default_factory=_empty_dict)
+    """fsspec storage options for this source. For a chained URL, flat options go to the innermost
+    filesystem (the one that fetches); nest them under a protocol for another layer (``{zip: {…}}``)."""
     credentials: str | None = None
+    """The name of an entry of ``credentials_file``: its storage options, kept out of this file."""
     timeout: float | None = Field(default=None, gt=0)
+    """Seconds per attempt of a remote read (default: ``loader.timeout``)."""
     retries: int | None = Field(default=None, ge=0, le=20)
+    """Retries of transient failures of a remote read (default: ``loader.retries``)."""
     title: str | None = None
     """The section's ``{title}`` slot (default: the name)."""
     priority: int = 0
@@ -226,7 +243,7 @@ class SourceConfig(_Model):
     max_tokens: int | None = Field(default=None, gt=0)
     """This source's own budget, in tokens (counted as ``formatter.tokens`` says)."""
     strip_frontmatter: bool | None = None
-    """Remove a leading YAML ``---`` block (``None``: the layout's rule)."""
+    """Remove a leading YAML ``---`` block (unset: the layout's rule)."""
     imports: ImportsConfig | None = None
     """This source's own ``imports`` settings, over the config's (field by field)."""
     rules: Literal["frontmatter", "claude", "cursor"] | None = None
@@ -303,6 +320,7 @@ class ImportsConfig(_Model):
     """
 
     enabled: bool = True
+    """Replace ``@path`` tokens (``false``: the text is left as it is)."""
     max_depth: int = Field(default=5, ge=0, le=32)
     """The top file is depth 0; files down to this depth are inlined (Claude Code: five hops)."""
     markers: Literal["none", "comments"] = "none"
@@ -321,24 +339,43 @@ class LoaderConfig(_Model):
     """How sources are read."""
 
     encoding: str = "utf-8"
+    """The text encoding of every source."""
     on_decode_error: Literal["skip", "replace", "fail"] = "skip"
+    """A source that is not valid text in ``encoding``: ``skip`` the file, ``replace`` the bad bytes (a
+    ``bytes_replaced`` warning), or ``fail`` the render (exit 1)."""
     max_bytes: int = Field(default=1 << 20, gt=0)
+    """Larger sources are skipped as ``too_large``; no more than this + 1 bytes is read."""
     concurrency: int = Field(default=64, ge=1, le=1024)
+    """Remote reads in flight at once, per pipeline (shared by concurrent renders)."""
     timeout: float = Field(default=30.0, gt=0)
+    """Seconds per attempt of a remote source (a source's own ``timeout`` overrides it); a timeout is not retried.
+    Local and ``memory://`` files are read in place, without one."""
     retries: int = Field(default=2, ge=0, le=20)
+    """Retries of transient failures: HTTP 5xx and 429, connection errors, S3 throttling; never 404 or 403. A
+    server's ``Retry-After`` (seconds or a date) is the delay, capped at the source's timeout. Each retry is a
+    ``source_retried`` event; memconfig's retries are the only ones (botocore's and s3fs's own are turned off, and
+    each HTTP request is bounded by the source's timeout), and every wait between attempts is capped at the
+    source's timeout too, so a dead endpoint costs at most ``timeout * (2 * retries + 1)`` seconds."""
     backoff: float = Field(default=0.2, ge=0, le=60)
+    """The base of the exponential backoff (with jitter) between retries, in seconds."""
     max_matches: int = Field(default=1000, ge=1, le=1_000_000)
-    """A glob matching more files than this is skipped whole (``too_large``)."""
+    """A glob matching more files than this is skipped whole (``too_large``, one event), so no prompt grows without
+    bound."""
     allowed_roots: list[str] | None = None
-    """Local sources must lie inside one of these folders, symlinks resolved (``None``: anywhere)."""
+    """Local sources must lie inside one of these folders once symlinks are resolved, or are skipped as
+    ``outside_root`` (unset: anywhere). Glob matches, the local archive of a ``zip://…::path`` and a ``git://``
+    repository too; a glob whose folder is outside is refused before it is listed."""
     allowed_protocols: list[str] | None = None
-    """Protocols a source may use, each link of a chained URL included (``None``: any)."""
+    """Protocols every link of a source's URL must use (unset: any); ``file`` covers plain paths, ``http`` and
+    ``https`` are separate. Others are skipped as ``protocol_not_allowed``, before anything is read."""
     allowed_hosts: list[str] | None = None
-    """Hosts a source may connect to (its URL's, every redirect's, a proxy's, an endpoint's); ``*.example.com``
-    matches subdomains."""
+    """Hosts a source may connect to (unset: any): an HTTP URL's and every redirect's, a proxy's, an S3 or GCS
+    endpoint's (``s3.amazonaws.com`` without one): ``docs.example.com``, ``*.example.com`` (subdomains), either with
+    ``:port``. Others are skipped as ``host_not_allowed``, never sent a request; a protocol whose host memconfig
+    cannot tell is refused."""
     allowed_options: list[str] | None = None
     """Storage options (dotted names: ``client_kwargs.trust_env``) allowed under an allow-list although memconfig
-    cannot judge what they reach."""
+    cannot judge what they reach; under any allow-list, the others are ``option_not_allowed``."""
 
     @field_validator("allowed_roots")
     @classmethod
@@ -381,19 +418,32 @@ class CacheConfig(_Model):
     """When sources are read again, and where their contents live in state."""
 
     policy: Literal["once", "revalidate", "ttl", "always", "watch"] = "once"
+    """When a render reads sources again: ``once`` (each source once per state: deepagents' behaviour; a failed
+    required source is tried again), ``revalidate`` (every source's fingerprint, re-reading only what changed),
+    ``ttl`` (as ``revalidate``, at most every ``ttl`` seconds), ``always`` (every source), ``watch`` (only what a
+    file watcher reported changed; the ``memconfig[watch]`` extra). See docs/cache.md."""
     ttl: float = Field(default=60.0, ge=0)
+    """Seconds between checks under ``policy: ttl``."""
     state_key: str = Field(default="memory_contents", min_length=1)
+    """Where the contents live in the state mapping (deepagents' key); memconfig's meta goes beside them, under
+    this key + ``_meta``."""
 
 
 class BudgetConfig(_Model):
     """A limit on the whole block, and what happens to sources when they do not fit."""
 
     max_chars: int | None = Field(default=None, gt=0)
+    """The whole block as formatted (template, headers, separators and markers included), in characters."""
     max_tokens: int | None = Field(default=None, gt=0)
+    """The whole block as formatted, in tokens (counted as ``formatter.tokens`` says)."""
     max_bytes: int | None = Field(default=None, ge=0)
     """A running budget of UTF-8 bytes of content, from the first source down (Codex's ``project_doc_max_bytes``):
     each source takes what is left, cut on a byte boundary; ``0`` leaves every source out."""
     policy: Literal["fail", "truncate", "drop"] = "truncate"
+    """What gives when the block is over: ``truncate`` cuts the lowest-priority source (the later one on equal
+    priority) just enough, ``drop`` leaves whole sources out in that order, ``fail`` fails the render (exit 1)
+    naming the budget and the sizes. Every cut is a ``source_truncated``, every source left out a
+    ``source_dropped`` (``over_budget``)."""
     marker: str | None = None
     """The text left where a source was cut (a template; ``""``: none, the cut is still logged).
 
@@ -420,6 +470,8 @@ class TokensConfig(_Model):
     """How tokens are counted for ``max_tokens``: an estimate, or exact counts with tiktoken."""
 
     count: Literal["estimate", "tiktoken"] = "estimate"
+    """``estimate`` (a documented rule, no dependency: docs/budgets.md) or ``tiktoken`` (exact counts, the
+    ``memconfig[tokens]`` extra; the encoding from ``encoding_file`` or tiktoken's local cache, never downloaded)."""
     encoding: str = "cl100k_base"
     """The tiktoken encoding's name."""
     encoding_file: str | None = None
@@ -440,20 +492,27 @@ class _LayoutFields(_Model):
     """The fields of a :class:`~memconfig.format.presets.Preset` a config may replace (``None``: the base's)."""
 
     template: str | None = None
+    """The block's template; must contain ``{agent_memory}`` (unset: the base preset's)."""
     section: str | None = None
+    """One source's section; slots ``{path}`` (the source as written), ``{name}``, ``{title}``, ``{content}``
+    (unset: the base preset's)."""
     separator: str | None = None
+    """Between sections (unset: the base preset's)."""
     empty: str | None = None
+    """What fills ``{agent_memory}`` when nothing loaded (unset: the base preset's)."""
     strip_html_comments: bool | Literal["outside_code"] | None = None
     """Remove ``<!-- … -->`` (``outside_code``: but those inside fenced code blocks, as Claude Code keeps them)."""
     strip_frontmatter: bool | None = None
+    """Remove a leading YAML ``---`` block, as in Cursor's and Claude Code's rule files (unset: the base
+    preset's)."""
     escape: bool | None = None
-    """Neutralise a wrapper's closing tag inside content (``None``: the layout's rule, on for tag layouts)."""
+    """Neutralise a wrapper's closing tag inside content (unset: the layout's rule, on for tag layouts)."""
     trim: bool | None = None
-    """Right-strip each source's content (``None``: the layout's rule; ``codex`` keeps it verbatim)."""
+    """Right-strip each source's content (unset: the layout's rule; ``codex`` keeps it verbatim)."""
     strip_bom: bool | None = None
-    """Remove a leading byte order mark (``None``: the layout's rule; ``codex`` keeps it)."""
+    """Remove a leading byte order mark (unset: the layout's rule; ``codex`` keeps it)."""
     disable: tuple[RuleName, ...] | None = None
-    """Built-in rules left out of the chain, by name (``None``: the base's; ``[]``: none)."""
+    """Built-in rules left out of the chain, by name (unset: the base's; ``[]``: none)."""
 
     @field_validator("template")
     @classmethod
@@ -474,6 +533,7 @@ class PresetConfig(_LayoutFields):
     """A preset defined in the config's ``presets:`` section: a base preset with fields replaced."""
 
     extends: str = "plain"
+    """The preset this one starts from: a built-in one or another of ``presets:``."""
 
 
 #: The names of the presets the config being validated defines (see ``Config._defined_presets``).
@@ -484,9 +544,14 @@ class FormatterConfig(_LayoutFields):
     """The memory block's layout: a preset, each field overridable."""
 
     preset: str = "deepagents"
+    """The layout to start from: a built-in preset (docs/presets.md; the tools' ``codex``, ``claude`` and
+    ``gemini`` bring their sources, imports and budget as defaults: docs/discovery.md) or one of ``presets:``."""
     template_file: str | None = None
+    """A file holding the block's template, instead of ``template`` (relative to ``base_dir``)."""
     budget: BudgetConfig | None = None
+    """A limit on the whole block, and what gives when it is over (docs/budgets.md)."""
     tokens: TokensConfig = Field(default_factory=TokensConfig)
+    """How ``max_tokens`` limits are counted."""
 
     @field_validator("preset")
     @classmethod
@@ -514,7 +579,9 @@ class CacheControlConfig(_Model):
     """Anthropic prompt caching on the memory block."""
 
     type: Literal["ephemeral"] = "ephemeral"
+    """Anthropic's cache type (there is one)."""
     ttl: Literal["5m", "1h"] | None = None
+    """How long Anthropic keeps the cached prefix (unset: Anthropic's default, five minutes)."""
 
     def as_block(self) -> dict[str, str]:
         """The ``cache_control`` value a content block carries: ``{"type": "ephemeral"}``, with ``ttl`` if set."""
@@ -525,8 +592,12 @@ class AppenderConfig(_Model):
     """The shape a render is handed over in, and how the block joins an existing system prompt."""
 
     format: str = "text"
+    """The shape ``render`` hands the block over in: ``text`` is the system prompt with the block added; ``json``,
+    ``openai``, ``anthropic`` and ``langchain`` are in docs/integrations.md; a plugin may register more."""
     separator: str = "\n\n"
+    """Between the system prompt and the block."""
     position: Literal["append", "prepend"] = "append"
+    """``append`` the block to the system prompt, or ``prepend`` it."""
     placement: Literal["system", "user"] = "system"
     """``user``: the block goes in a user message before the first user turn (as Codex and Claude Code do)."""
     role: Literal["system", "developer"] = "system"
@@ -563,6 +634,8 @@ class ProcessorConfig(_Model):
     """
 
     name: str
+    """A registered processor's name (memconfig registers ``strip_bom``, ``strip_html_comments``,
+    ``strip_frontmatter``; a plugin adds its own)."""
     options: dict[str, Any] = Field(default_factory=_empty_dict)
     """Handed to the processor's ``from_config``."""
     before: RuleName | None = None
@@ -593,8 +666,11 @@ class LoggingConfig(_Model):
     """Where the CLI writes its JSON-lines (or console) load log."""
 
     format: Literal["json", "console"] = "json"
+    """The CLI's load log: ``json`` lines or ``console`` text."""
     level: Literal["debug", "info", "warning", "error"] = "info"
+    """The lowest level logged."""
     file: str | None = None
+    """Where the CLI writes the load log (default: stderr); relative to ``base_dir``."""
 
     @field_validator("level", mode="before")
     @classmethod
@@ -614,18 +690,39 @@ class Config(BaseSettings):
     )
 
     version: Literal[1]
+    """The schema's version: ``1``."""
     sources: list[SourceConfig] = Field(default_factory=_empty_list)
+    """The sources, in prompt order: each a URL string or a mapping (below)."""
     base_dir: str | None = None
+    """The folder relative paths resolve against: sources, ``template_file``, ``credentials_file``, ``logging.file``,
+    ``loader.allowed_roots`` (default: the config file's folder). ``~`` expands; ``<cwd>`` (or ``<cwd>/sub``) is the
+    working folder of the process that loads the config (``os.getcwd()``, not ``$PWD``)."""
     credentials_file: str | None = None
+    """A YAML file (keep it out of version control) mapping names to storage options; a source refers to an
+    entry with ``credentials: NAME``."""
     storage: dict[str, dict[str, Any]] = Field(default_factory=_empty_dict)
+    """Storage options per protocol (``{s3: {endpoint_url: …}}``), deep-merged under the options of every source,
+    and every layer of a chained URL, of that protocol."""
     loader: LoaderConfig = Field(default_factory=LoaderConfig)
+    """How sources are read."""
     imports: ImportsConfig | None = None
+    """``@path`` tokens replaced by the files they name (docs/imports.md): ``true``, or the settings below;
+    a source's own ``imports`` overrides them. Unset: off."""
     cache: CacheConfig = Field(default_factory=CacheConfig)
+    """When sources are read again, and where their contents live in state (docs/cache.md)."""
     formatter: FormatterConfig = Field(default_factory=FormatterConfig)
+    """The memory block's layout."""
     presets: dict[str, PresetConfig] = Field(default_factory=_empty_dict)
+    """Presets of your own, by name: a base preset with fields replaced (docs/presets.md)."""
     appender: AppenderConfig = Field(default_factory=AppenderConfig)
+    """The shape ``render`` hands the block over in (docs/integrations.md)."""
     processors: list[ProcessorConfig] = Field(default_factory=_empty_list)
+    """Registered processors (docs/architecture.md), in order, after the built-in cleaning and escaping and
+    before the budgets: each ``{name, options}`` (or a bare name), or placed by a built-in rule's name with
+    ``before:`` / ``after:`` (``{name: stamp, after: frontmatter}``). A name nothing registers, or a spot that is no
+    built-in rule, is an error at its key path (``processors[0].after``) listing the choices."""
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
+    """The CLI's load log."""
 
     _file: str | None = PrivateAttr(default=None)
     _base: Path = PrivateAttr(default_factory=lambda: working_folder())
