@@ -135,7 +135,7 @@ def test_a_self_referencing_alias_is_a_config_error(text: str, tmp_path: Path) -
 
 # -- (b) formatting: any content is in the block as documented, or skipped with a reason ------------
 
-#: Each preset's section layout and whether it strips HTML comments (README: "Presets").
+#: Each preset's section layout and whether it strips HTML comments (docs/configuration.md: "Presets"; docs/presets.md).
 LAYOUTS = {
     "deepagents": ("{path}\n\n{content}", True),
     "plain": ("{content}", False),
@@ -144,7 +144,7 @@ LAYOUTS = {
 
 
 def _shown(data: bytes, on_decode_error: str, comments: bool) -> str | SkipReason:
-    """What the block shows of a file holding *data*, or the reason it is skipped, by the README's rules."""
+    """What the block shows of a file holding *data*, or the reason it is skipped (docs/configuration.md's rules)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

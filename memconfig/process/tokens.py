@@ -5,7 +5,7 @@ estimate needs nothing installed: **one token per 3 bytes of ASCII, plus one
 per 2 bytes of any other UTF-8** (a CJK character, 3 bytes, counts 1.5),
 rounded up. Measured against cl100k_base it counts 1.2-1.6x the real number on
 English prose, Markdown and Python code, and 1.2-1.3x on Chinese, Japanese and
-Korean text (see the README for the table): a budget in estimated tokens errs
+Korean text (see docs/budgets.md for the table): a budget in estimated tokens errs
 on the side of a smaller block.
 
 Exact counts use tiktoken (``pip install 'memconfig[tokens]'``), with the

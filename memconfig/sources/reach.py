@@ -213,7 +213,7 @@ OPTION_KINDS: Mapping[str, Mapping[str, Any]] = {
     "dir": {**_COMMON, "path": "link", "target_protocol": "protocol", "target_options": "options"},
     **dict.fromkeys(("simplecache", "filecache", "blockcache", "cached"), _CACHE),
 }
-"""What memconfig knows each filesystem's storage options to mean (the README lists them)."""
+"""What memconfig knows each filesystem's storage options to mean (docs/sources.md lists them)."""
 
 # The filesystems that read only through others or on this machine: they connect to nothing themselves.
 _OFFLINE = frozenset(

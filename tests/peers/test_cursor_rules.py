@@ -8,7 +8,7 @@ a list), **Agent Requested** (a ``description`` and no globs: the agent decides
 to fetch it) and **Manual** (none of these: only when named with ``@ruleName``).
 memconfig has no agent that picks rules by description, nor an ``@ruleName``
 mention: an Agent Requested rule is logged as not applying; a Manual rule
-applies (the README row "Cursor: a .mdc with no frontmatter" says **differs**).
+applies (the row "Cursor: a .mdc with no frontmatter" of docs/conventions.md says **differs**).
 """
 
 from __future__ import annotations
@@ -21,7 +21,10 @@ from support.trees import write
 
 from memconfig import Pipeline
 
-MANUAL = "README, Cursor: a .mdc with no frontmatter — differs: always applied (Claude Code's rule for its rule files)"
+MANUAL = (
+    "docs/conventions.md, Cursor: a .mdc with no frontmatter — differs: always applied "
+    "(Claude Code's rule for its rule files)"
+)
 
 
 def _render(project: Path, paths: list[str]) -> tuple[str, list[dict[str, object]]]:

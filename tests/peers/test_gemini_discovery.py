@@ -18,8 +18,8 @@ How the cases are read here:
   folder's parent. The later Gemini stops at the working folder ("should fall back to
   trusted root as ceiling when no .git exists", ported below), as memconfig does; so
   the cases about climbing get a ``git init`` where their files need a root.
-- The downward scan (``maxDirs``, 200) is ``down: {max_dirs: 200}``, as the README row
-  "folders below the working folder" says; context.fileName is the discovery's ``names``.
+- The downward scan (``maxDirs``, 200) is ``down: {max_dirs: 200}``, as the row
+  "folders below the working folder" of docs/discovery.md says; context.fileName is the discovery's ``names``.
 - A ``loadJitSubdirectoryMemory`` case is a discovery ``from:`` the target's folder.
 
 Not ported:
@@ -116,7 +116,7 @@ def test_should_find_global_memory_file_if_it_exists(tree: Tree) -> None:
 @pytest.mark.parametrize("name", ["GEMINI.md", "CUSTOM_AGENTS.md"])
 def test_should_load_only_the_global_context_file_if_present(tree: Tree, name: str) -> None:
     """'should load only the global context file if present and others are not (default filename)', and '… custom
-    context file if present and filename is changed': declared as the README says, before the discovery."""
+    context file if present and filename is changed': declared as docs/discovery.md says, before the discovery."""
     path = write(tree.home / ".gemini" / name, "default context content")
     assert _gemini({"url": f"~/.gemini/{name}"}, _discover(name)) == _part((path, "default context content"))
 

@@ -3,8 +3,8 @@
 Source: google-gemini/gemini-cli, packages/core/src/utils/memoryImportProcessor.ts
 and its test file memoryImportProcessor.test.ts ('should handle circular imports',
 'should reject imports outside project root', 'should respect max depth limit',
-and the tree-mode join that keeps the imported file's last newline). The README's
-comparison row "Gemini CLI: imports" says **differs** and gives both texts; these
+and the tree-mode join that keeps the imported file's last newline). The comparison
+row "Gemini CLI: imports" of docs/conventions.md says **differs** and gives both texts; these
 tests fail until memconfig writes Gemini's forms (strict: a pass is a change to
 document).
 """
@@ -19,7 +19,9 @@ from support.trees import git_init, write
 
 from memconfig import Pipeline
 
-DIFFERS = "README, Gemini CLI: imports — differs (memconfig gives its own reasons and trims the imported text)"
+DIFFERS = (
+    "docs/conventions.md, Gemini CLI: imports — differs (memconfig gives its own reasons and trims the imported text)"
+)
 
 
 def _gemini(repo: Path, monkeypatch: pytest.MonkeyPatch) -> str:
