@@ -68,7 +68,7 @@ class SkipReason(enum.StrEnum):
     SYMLINK_LOOP = "symlink_loop"
     """A symbolic link that leads back to itself."""
     CHANGED_DURING_READ = "changed_during_read"
-    """Kept changing while it was read: no consistent copy could be had."""
+    """Kept changing while it was read (rewritten in place on every one of three reads): no consistent copy."""
     DUPLICATE = "duplicate"
     """The same file as an earlier source (another spelling, a symlink, a hard link, a glob's match; ``detail``
     names it): it goes in once, at the first position."""
@@ -87,7 +87,8 @@ class SkipReason(enum.StrEnum):
     OVER_BUDGET = "over_budget"
     """Left out by a budget: ``formatter.budget`` (or the source's own limit) had no room for any of it."""
     NOT_APPLICABLE = "not_applicable"
-    """A rule file (``rules: frontmatter``) whose frontmatter does not apply to this render's paths in play."""
+    """A rule file (``rules: frontmatter``) whose frontmatter does not apply to this render's paths in play:
+    logged at ``debug``, never a failure."""
 
 
 @dataclass(frozen=True, slots=True)
