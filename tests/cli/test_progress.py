@@ -29,6 +29,8 @@ SLOW = 1.2  # seconds each slow source takes to answer: well past the half secon
 LABEL = "reading sources"
 #: Python code that makes rich unimportable, as in an install without memconfig[terminal].
 NO_RICH = "import sys; sys.modules['rich'] = None\n"
+#: What rich writes as a bar comes up.
+HIDE_CURSOR = "\x1b[?25l"
 
 
 def json_lines(pieces: list[str]) -> list[dict[str, Any]]:
@@ -58,12 +60,16 @@ def test_slow_render_shows_progress_on_a_terminal(slow_config: Path) -> None:
     assert "\x1b" not in done.stdout
     assert LABEL in done.text
     assert "3/3" in "".join(done.pieces())  # done / total, from the loader's count
-    events = [e["event"] for e in json_lines(done.pieces())]
+    events = [line["event"] for line in done.console_events()]  # the log in console form: stderr is a terminal
     assert events.count("source_loaded") == 3 and events[-1] == "prompt_built"
 
 
-def test_log_lines_written_while_the_bar_is_up_stay_whole(web: WebServer, write_config: Callable[..., Path]) -> None:
-    """A retry logged mid-load (the bar on screen) is one whole JSON line on the terminal, not cut by the bar."""
+@pytest.mark.parametrize("log_format", ["console", "json"])
+def test_log_lines_written_while_the_bar_is_up_stay_whole(
+    web: WebServer, write_config: Callable[..., Path], log_format: str
+) -> None:
+    """A retry logged mid-load (the bar on screen) is one whole line on the terminal, not cut by the bar:
+    in console form (the default there, in colour) and as JSON."""
     web.serve("slow.md", "# slow\n\nslow text\n")
     web.delay("slow.md", SLOW * 2)
     web.serve("flaky.md", "# flaky\n\nflaky text\n")
@@ -71,14 +77,21 @@ def test_log_lines_written_while_the_bar_is_up_stay_whole(web: WebServer, write_
     web.fail("flaky.md", 503, times=1)
     config = write_config({"version": 1, "sources": [web.url("slow.md"), web.url("flaky.md")]})
 
-    done = on_terminal("render", "-c", str(config))
+    done = on_terminal("render", "-c", str(config), "--log-format", log_format)
 
     assert done.returncode == 0
     assert LABEL in done.text
-    lines = json_lines(done.pieces())
-    retried = [line for line in lines if line["event"] == "source_retried"]
-    assert len(retried) == 1 and retried[0]["url"] == web.url("flaky.md")
-    assert [line["event"] for line in lines][-1] == "prompt_built"
+    if log_format == "json":
+        lines = json_lines(done.pieces())
+        retried = [line for line in lines if line["event"] == "source_retried"]
+        assert len(retried) == 1 and retried[0]["url"] == web.url("flaky.md")
+        assert [line["event"] for line in lines][-1] == "prompt_built"
+        return
+    assert "\x1b[" in done.text.split("source_retried")[0].rsplit("\n", 1)[-1]  # in colour
+    logged = done.console_events()
+    retried = [line for line in logged if line["event"] == "source_retried"]
+    assert len(retried) == 1 and f"url={web.url('flaky.md')}" in retried[0]["fields"].split()
+    assert [line["event"] for line in logged][-1] == "prompt_built"
 
 
 def test_sources_shows_progress_on_a_terminal(slow_config: Path) -> None:
@@ -104,12 +117,12 @@ def test_no_terminal_no_progress_and_stderr_is_json_lines(slow_config: Path) -> 
 
 
 def test_quiet_shows_no_progress(slow_config: Path) -> None:
-    """``--quiet`` on a terminal: no bar, no escape sequence; the log is still there, line by line."""
+    """``--quiet`` on a terminal: no bar (no cursor hidden, no line redrawn); the log is still there, line by line."""
     done = on_terminal("render", "--quiet", "-c", str(slow_config))
 
     assert done.returncode == 0
-    assert LABEL not in done.text and "\x1b" not in done.text
-    assert [line["event"] for line in json_lines(done.pieces())][-1] == "prompt_built"
+    assert LABEL not in done.text and HIDE_CURSOR not in done.text and "\r" not in done.text.replace("\r\n", "")
+    assert [line["event"] for line in done.console_events()][-1] == "prompt_built"
 
 
 def test_fast_render_shows_no_progress() -> None:
@@ -117,8 +130,8 @@ def test_fast_render_shows_no_progress() -> None:
     done = on_terminal("render", "-c", str(EXAMPLE))
 
     assert done.returncode == 0
-    assert LABEL not in done.text and "\x1b" not in done.text
-    assert [line["event"] for line in json_lines(done.pieces())][-1] == "prompt_built"
+    assert LABEL not in done.text and HIDE_CURSOR not in done.text and "\r" not in done.text.replace("\r\n", "")
+    assert [line["event"] for line in done.console_events()][-1] == "prompt_built"
 
 
 _RICH_IMPORTS = textwrap.dedent(
@@ -150,9 +163,10 @@ def test_without_rich_a_terminal_gets_no_bar_and_a_plain_table(slow_config: Path
     )
 
     assert done.returncode == 0
-    assert LABEL not in done.text and "\x1b" not in done.text
-    header = next(p for p in done.pieces() if p.startswith("NAME"))
-    assert header.split() == ["NAME", "URL", "STATUS", "BYTES", "REASON"]
+    assert LABEL not in done.text and HIDE_CURSOR not in done.text
+    table = done.text[done.text.index("NAME") :]
+    assert "\x1b" not in table and "─" not in table  # no style, no rule: the plain text
+    assert table.split("\r\n")[0].split() == ["NAME", "URL", "STATUS", "BYTES", "REASON"]
 
 
 # -- the progress API for other commands ---------------------------------------------------------
