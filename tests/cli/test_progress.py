@@ -4,8 +4,8 @@ A bar appears only on a terminal, only for loads that outlast half a second,
 never with ``--quiet``; without a terminal stderr is the JSON-lines log and
 nothing else, and rich is not imported for it. The load log's lines stay
 whole on the terminal while the bar is up. ``sources`` draws a rich table on
-a terminal and plain aligned text otherwise; the audit's tables (fifteen and
-ten columns) keep every heading whole on a terminal 120 or 80 columns wide.
+a terminal and plain aligned text otherwise (how tables fit a terminal's
+width: ``test_tables.py``).
 """
 
 from __future__ import annotations
@@ -247,50 +247,3 @@ def test_plain_table_pads_every_column_but_the_last() -> None:
     text = plain_table(["NAME", "N", "NOTE"], [["a", "1", ""], ["longer", "100", "why"]], right={"N"})
 
     assert text == "NAME      N  NOTE\na         1\nlonger  100  why\n"
-
-
-# the audit's tables: ~16 columns on a terminal of 120 or 80
-SOURCE_HEADINGS = [
-    *("SOURCE", "STATUS", "REASON", "SINCE", "RENDERS", "LOADS", "SKIPS", "VERSIONS"),
-    *("CHANGED", "CHARS", "TREND", "CACHE", "TRUNC", "DROPS", "ESC"),
-]
-RENDER_HEADINGS = ["TIME", "HOST", "PID", "RENDER", "STATUS", "LOADED", "SKIPPED", "CHARS", "MS", "SHA256"]
-
-
-@pytest.fixture(scope="module")
-def audit_log(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """Two renders by the real CLI of sources, one with a long key, one missing: a log to audit, and that key."""
-    folder = tmp_path_factory.mktemp("audit_tables")
-    deep = folder / "a-rather-long-folder-name" / "with-another-one-inside"
-    deep.mkdir(parents=True)
-    (deep / "guidelines-for-the-whole-team.md").write_text("# Guidelines\n" + "Be kind.\n" * 40, encoding="utf-8")
-    (folder / "AGENTS.md").write_text("# Agents\n", encoding="utf-8")
-    config = folder / "memconfig.yaml"
-    key = str(deep / "guidelines-for-the-whole-team.md")
-    config.write_text(json.dumps({"version": 1, "sources": ["AGENTS.md", key, "missing-notes.md"]}), encoding="utf-8")
-    log = folder / "memconfig.jsonl"
-    for _ in range(2):
-        done = piped("render", "-c", str(config), "--log-file", str(log))
-        assert done.returncode == 0, done.stderr
-    return log, key
-
-
-@pytest.mark.parametrize("columns", [120, 80])
-def test_audit_tables_on_a_terminal_keep_every_heading_whole(audit_log: tuple[Path, str], columns: int) -> None:
-    """No heading is broken: long cells fold instead; at 120 columns both tables fit, at 80 the renders table does."""
-    log, key = audit_log
-    done = on_terminal("audit", str(log), stdout_too=True, columns=columns)
-
-    assert done.returncode == 0, done.text
-    lines = CSI.sub("", done.text).replace("\r", "").splitlines()
-    at = next(i for i, line in enumerate(lines) if line.split()[:1] == ["SOURCE"])
-    sources, renders = lines[at], next(line for line in lines if line.split()[:1] == ["TIME"])
-    assert (sources.split(), renders.split()) == (SOURCE_HEADINGS, RENDER_HEADINGS)
-    assert len(renders.rstrip()) <= columns  # ten columns fit even in 80: their cells fold
-    first = slice(0, sources.index("STATUS"))  # the key column, read down its folded lines
-    end = next(i for i in range(at, len(lines)) if lines[i].strip() == "Renders")
-    assert key in "".join(line[first].strip() for line in lines[at + 2 : end])
-    if columns == 120:
-        assert max(len(line.rstrip()) for line in lines) <= columns
-    else:  # fifteen headings need more than 80: the table is as wide as they need, the terminal wraps it
-        assert len(sources.rstrip()) > columns
