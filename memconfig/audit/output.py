@@ -13,20 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..columns import Column
 from .model import Audit, LineCounts, RenderSummary, SourceAt, SourceSummary
 
 __all__ = ["TABLE_RENDERS", "Column", "Table", "audit_data", "audit_tables", "headline"]
 
 #: Renders listed in the table by default (the latest); JSON lists every render kept.
 TABLE_RENDERS = 20
-
-
-@dataclass(frozen=True, slots=True)
-class Column:
-    """A column's heading, and whether its cells are numbers (aligned right)."""
-
-    name: str
-    numeric: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,22 +97,23 @@ def headline(audit: Audit) -> list[str]:
 
 
 def _sources_table(sources: Sequence[SourceSummary]) -> Table:
+    # on a narrow terminal: the source, its status and reason stay; the rest give way from the last below
     columns = (
-        Column("SOURCE"),
+        Column("SOURCE", kind="path"),
         Column("STATUS"),
         Column("REASON"),
-        Column("SINCE"),
-        Column("RENDERS", True),
-        Column("LOADS", True),
-        Column("SKIPS"),
-        Column("VERSIONS", True),
-        Column("CHANGED"),
-        Column("CHARS", True),
-        Column("TREND", True),
-        Column("CACHE"),
-        Column("TRUNC", True),
-        Column("DROPS", True),
-        Column("ESC", True),
+        Column("SINCE", kind="time", drop=1),
+        Column("RENDERS", True, drop=3),
+        Column("LOADS", True, drop=4),
+        Column("SKIPS", drop=8),
+        Column("VERSIONS", True, drop=7),
+        Column("CHANGED", kind="time", drop=5),
+        Column("CHARS", True, drop=2),
+        Column("TREND", True, drop=6),
+        Column("CACHE", drop=9),
+        Column("TRUNC", True, drop=11),
+        Column("DROPS", True, drop=10),
+        Column("ESC", True, drop=12),
     )
     rows = [
         (
@@ -161,17 +155,17 @@ def _render_row(r: RenderSummary) -> tuple[str, ...]:
 
 
 def _renders_table(audit: Audit, limit: int) -> Table:
-    columns = (
-        Column("TIME"),
-        Column("HOST"),
-        Column("PID", True),
-        Column("RENDER"),
+    columns = (  # on a narrow terminal: the time and the status stay; the rest give way from the last below
+        Column("TIME", kind="time"),
+        Column("HOST", drop=7),
+        Column("PID", True, drop=9),
+        Column("RENDER", kind="id", drop=6),
         Column("STATUS"),
-        Column("LOADED", True),
-        Column("SKIPPED", True),
-        Column("CHARS", True),
-        Column("MS", True),
-        Column("SHA256"),
+        Column("LOADED", True, drop=2),
+        Column("SKIPPED", True, drop=1),
+        Column("CHARS", True, drop=3),
+        Column("MS", True, drop=8),
+        Column("SHA256", kind="id", drop=5),
     )
     shown = audit.renders[-limit:] if limit > 0 else []
     note = f"the last {len(shown):,} of {audit.renders_total:,}" if len(shown) < audit.renders_total else ""
@@ -183,13 +177,13 @@ def _at_table(audit: Audit) -> Table | None:
     if at is None:
         return None
     columns = (
-        Column("SOURCE"),
+        Column("SOURCE", kind="path"),
         Column("IN PROMPT"),
         Column("STATUS"),
         Column("REASON"),
-        Column("SHA256"),
-        Column("CHARS", True),
-        Column("SINCE"),
+        Column("SHA256", kind="id", drop=3),
+        Column("CHARS", True, drop=2),
+        Column("SINCE", kind="time", drop=1),
     )
     title = f"Prompt at {_short_time(at.at)}"
     if at.render is None:

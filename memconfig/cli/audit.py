@@ -25,8 +25,8 @@ from ..config import Config
 from ..exceptions import ConfigError
 from ..safe_text import escaped
 from ..sources.redact import secret_values_in
-from .progress import progress
-from .tables import print_table
+from .progress import on_terminal, progress
+from .tables import print_table, terminal_width, wrap
 
 __all__ = ["CONFIG_OPTIONAL", "HELP", "add_arguments", "run"]
 
@@ -141,12 +141,14 @@ def write_bytes(data: bytes) -> None:
 def print_tables(audit: Audit, renders: int) -> None:
     """The headline, then each table: drawn by rich on a terminal, plain aligned text otherwise."""
     out = sys.stdout
-    out.write("\n".join(headline(audit)) + "\n")
+    lines = headline(audit)
+    if on_terminal(out):  # each line within the terminal's width, as the tables are
+        width = terminal_width(out)
+        lines = [part for line in lines for part in wrap(line, width)]
+    out.write("\n".join(lines) + "\n")
     for table in audit_tables(audit, renders):
         out.write("\n")
         title = table.title + (f" ({table.note})" if table.note else "")
-        columns = [column.name for column in table.columns]
-        right = {column.name for column in table.columns if column.numeric}
-        print_table(columns, table.rows, right=right, title=title, file=out)
+        print_table(table.columns, table.rows, title=title, file=out)
         if not table.rows:
             out.write("  (none)\n")

@@ -21,11 +21,12 @@ from ..file_kinds import not_openable
 from ..sources.redact import mask
 from . import progress
 from .escapes import EscapeControls
+from .progress import on_terminal
 
 if TYPE_CHECKING:
     from ..config import Config
 
-__all__ = ["ProcessFields", "UTCTimeStamper", "cli_logging", "configure_cli_logging", "json_lines_logger"]
+__all__ = ["ForReading", "ProcessFields", "UTCTimeStamper", "cli_logging", "configure_cli_logging", "json_lines_logger"]
 
 
 class UTCTimeStamper:
@@ -141,12 +142,16 @@ def json_lines_logger(minimum: int) -> type[structlog.BoundLoggerBase]:
     return type("JSONLinesLogger", (structlog.BoundLoggerBase,), methods)
 
 
-def configure_cli_logging(format: str = "json", level: str = "info", stream: IO[Any] | None = None) -> None:
+def configure_cli_logging(
+    format: str = "json", level: str = "info", stream: IO[Any] | None = None, *, terminal: bool = False
+) -> None:
     """Configure structlog globally for the command line: JSON lines or console text to *stream*.
 
     Given a binary stream, JSON lines are rendered by orjson and written as
     bytes (structlog's ``BytesLogger``), by :func:`json_lines_logger`: a render
-    logs a line per source. Console text needs a text stream.
+    logs a line per source. Console text needs a text stream. *terminal*: the
+    stream is a terminal's, so console lines are made for reading there
+    (:class:`ForReading`, the time of day), in colour unless ``NO_COLOR`` is set.
     """
     stream = stream if stream is not None else sys.stderr
     minimum = LEVELS.get(level, logging.INFO)
@@ -159,17 +164,52 @@ def configure_cli_logging(format: str = "json", level: str = "info", stream: IO[
             cache_logger_on_first_use=False,
         )
         return
-    text: list[Any] = (
-        [structlog.processors.JSONRenderer()]
-        if format == "json"
-        else [EscapeControls(), structlog.dev.ConsoleRenderer(colors=False)]  # a terminal's: no ESC, BEL, newline
-    )
+    chain: list[Any]
+    if format == "json":
+        chain = [UTCTimeStamper(), ProcessFields(), structlog.processors.JSONRenderer()]
+    elif terminal:
+        colors = not os.environ.get("NO_COLOR")  # https://no-color.org: set and not empty
+        chain = [structlog.processors.TimeStamper(fmt="%H:%M:%SZ", utc=True), ForReading(), *_console(colors)]
+    else:
+        chain = [UTCTimeStamper(), ProcessFields(), *_console(False)]
     structlog.configure(
-        processors=[structlog.processors.add_log_level, UTCTimeStamper(), ProcessFields(), *text],
+        processors=[structlog.processors.add_log_level, *chain],
         wrapper_class=structlog.make_filtering_bound_logger(minimum),
         logger_factory=structlog.WriteLoggerFactory(file=cast(TextIO, stream)),
         cache_logger_on_first_use=False,
     )
+
+
+def _console(colors: bool) -> list[Any]:
+    """The console form's last two steps: a terminal's escapes removed from the values (no ESC, BEL, newline), then
+    structlog's ``ConsoleRenderer``, whose own colours (*colors*) come after."""
+    return [EscapeControls(), structlog.dev.ConsoleRenderer(colors=colors)]
+
+
+class ForReading:
+    """The console log on a terminal keeps what a person reads there.
+
+    Left out: what is the same on every line of a run (``host``, ``pid``,
+    ``render_id``), fields without a value, and a ``name`` that is the
+    source's key again; a hash is shown by its first
+    :data:`HASH_SHOWN` characters and a list or a mapping by its length (the
+    ``prompt_manifest``'s sources: each has a line of its own). A log file, or
+    ``--log-format json``, keeps every field whole.
+    """
+
+    __slots__ = ()
+    LEFT_OUT = frozenset({"host", "pid", "render_id"})
+    HASH_SHOWN = 12
+
+    def __call__(self, logger: Any, method_name: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+        for key, value in list(event_dict.items()):
+            if value is None or key in self.LEFT_OUT or (key == "name" and value == event_dict.get("source")):
+                del event_dict[key]
+            elif isinstance(value, list | tuple | dict):
+                event_dict[key] = f"[{len(value)}]"
+            elif key.endswith("sha256") and isinstance(value, str):
+                event_dict[key] = value[: self.HASH_SHOWN]
+        return event_dict
 
 
 @contextlib.contextmanager
@@ -177,7 +217,10 @@ def cli_logging(config: Config, args: argparse.Namespace) -> Iterator[None]:
     """Configure structlog for this run: CLI flags over the config's ``logging`` section."""
     options = config.logging
     target = args.log_file or (str(config.resolve_path(options.file)) if options.file else None)
+    terminal = target is None and on_terminal(sys.stderr)
     log_format = args.log_format or options.format
+    if log_format == "auto":  # console text for a person at a terminal, JSON lines for a program or a file
+        log_format = "console" if terminal else "json"
     binary = log_format == "json"  # JSON lines are written as bytes; console text as text
     stream: IO[Any]
     if target is None:
@@ -197,7 +240,7 @@ def cli_logging(config: Config, args: argparse.Namespace) -> Iterator[None]:
     try:
         # On a terminal, lines logged while a progress bar is up are written above it, whole.
         log_to = progress.log_stream(stream, args) if target is None else stream
-        configure_cli_logging(log_format, args.log_level or options.level, log_to)
+        configure_cli_logging(log_format, args.log_level or options.level, log_to, terminal=terminal)
         yield
     finally:
         if stream not in (sys.stderr, sys.stderr.buffer):

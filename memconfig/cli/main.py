@@ -87,7 +87,11 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
             module.add_arguments(sub)
         if name in _LOGGED:
             sub.add_argument("--log-file", metavar="FILE", help="write the load log to FILE (default: stderr)")
-            sub.add_argument("--log-format", choices=("json", "console"), help="the load log's format")
+            sub.add_argument(
+                "--log-format",
+                choices=("auto", "json", "console"),
+                help="the load log's format (auto: console text when stderr is a terminal, else JSON lines)",
+            )
             sub.add_argument(
                 "--log-level", choices=("debug", "info", "warning", "error"), help="the lowest level logged"
             )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..columns import Column
 from ..config import Config
 from ..exceptions import SourceError
 from ..model import Failure, LoadResult, SkipReason
@@ -15,7 +16,14 @@ from .tables import print_table
 __all__ = ["run"]
 
 HELP = "load every source and print a table of what happened"
-COLUMNS = ("NAME", "URL", "STATUS", "BYTES", "REASON")
+#: On a narrow terminal the name, status and reason stay; the byte count gives way first, then the URL.
+COLUMNS = (
+    Column("NAME", kind="path"),
+    Column("URL", kind="path", drop=1),
+    Column("STATUS"),
+    Column("BYTES", True, drop=2),
+    Column("REASON"),
+)
 
 
 def run(config: Config, args: argparse.Namespace) -> int:
@@ -40,5 +48,5 @@ def _print_sources(results: list[LoadResult]) -> list[Failure]:
             failed.append(Failure(source.key, why, result.detail, source.name, source.display_url))
         reason = f"{result.reason}: {result.detail}" if result.reason else ""
         rows.append((result.source.name, result.source.display_url, result.status, result.bytes, reason))
-    print_table(COLUMNS, rows, right={"BYTES"})
+    print_table(COLUMNS, rows)
     return failed

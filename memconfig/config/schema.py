@@ -663,10 +663,11 @@ class ProcessorConfig(_Model):
 
 
 class LoggingConfig(_Model):
-    """Where the CLI writes its JSON-lines (or console) load log."""
+    """Where the CLI writes its load log, and in which form."""
 
-    format: Literal["json", "console"] = "json"
-    """The CLI's load log: ``json`` lines or ``console`` text."""
+    format: Literal["auto", "json", "console"] = "auto"
+    """``auto``: console text (structlog's ``ConsoleRenderer``) when the log goes to stderr and stderr is a
+    terminal, JSON lines anywhere else (a pipe, a file, CI); ``json`` or ``console``: always that form."""
     level: Literal["debug", "info", "warning", "error"] = "info"
     """The lowest level logged."""
     file: str | None = None

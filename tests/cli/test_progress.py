@@ -4,8 +4,8 @@ A bar appears only on a terminal, only for loads that outlast half a second,
 never with ``--quiet``; without a terminal stderr is the JSON-lines log and
 nothing else, and rich is not imported for it. The load log's lines stay
 whole on the terminal while the bar is up. ``sources`` draws a rich table on
-a terminal and plain aligned text otherwise; the audit's tables (fifteen and
-ten columns) keep every heading whole on a terminal 120 or 80 columns wide.
+a terminal and plain aligned text otherwise (how tables fit a terminal's
+width: ``test_tables.py``).
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ SLOW = 1.2  # seconds each slow source takes to answer: well past the half secon
 LABEL = "reading sources"
 #: Python code that makes rich unimportable, as in an install without memconfig[terminal].
 NO_RICH = "import sys; sys.modules['rich'] = None\n"
+#: What rich writes as a bar comes up.
+HIDE_CURSOR = "\x1b[?25l"
 
 
 def json_lines(pieces: list[str]) -> list[dict[str, Any]]:
@@ -58,12 +60,16 @@ def test_slow_render_shows_progress_on_a_terminal(slow_config: Path) -> None:
     assert "\x1b" not in done.stdout
     assert LABEL in done.text
     assert "3/3" in "".join(done.pieces())  # done / total, from the loader's count
-    events = [e["event"] for e in json_lines(done.pieces())]
+    events = [line["event"] for line in done.console_events()]  # the log in console form: stderr is a terminal
     assert events.count("source_loaded") == 3 and events[-1] == "prompt_built"
 
 
-def test_log_lines_written_while_the_bar_is_up_stay_whole(web: WebServer, write_config: Callable[..., Path]) -> None:
-    """A retry logged mid-load (the bar on screen) is one whole JSON line on the terminal, not cut by the bar."""
+@pytest.mark.parametrize("log_format", ["console", "json"])
+def test_log_lines_written_while_the_bar_is_up_stay_whole(
+    web: WebServer, write_config: Callable[..., Path], log_format: str
+) -> None:
+    """A retry logged mid-load (the bar on screen) is one whole line on the terminal, not cut by the bar:
+    in console form (the default there, in colour) and as JSON."""
     web.serve("slow.md", "# slow\n\nslow text\n")
     web.delay("slow.md", SLOW * 2)
     web.serve("flaky.md", "# flaky\n\nflaky text\n")
@@ -71,14 +77,21 @@ def test_log_lines_written_while_the_bar_is_up_stay_whole(web: WebServer, write_
     web.fail("flaky.md", 503, times=1)
     config = write_config({"version": 1, "sources": [web.url("slow.md"), web.url("flaky.md")]})
 
-    done = on_terminal("render", "-c", str(config))
+    done = on_terminal("render", "-c", str(config), "--log-format", log_format)
 
     assert done.returncode == 0
     assert LABEL in done.text
-    lines = json_lines(done.pieces())
-    retried = [line for line in lines if line["event"] == "source_retried"]
-    assert len(retried) == 1 and retried[0]["url"] == web.url("flaky.md")
-    assert [line["event"] for line in lines][-1] == "prompt_built"
+    if log_format == "json":
+        lines = json_lines(done.pieces())
+        retried = [line for line in lines if line["event"] == "source_retried"]
+        assert len(retried) == 1 and retried[0]["url"] == web.url("flaky.md")
+        assert [line["event"] for line in lines][-1] == "prompt_built"
+        return
+    assert "\x1b[" in done.text.split("source_retried")[0].rsplit("\n", 1)[-1]  # in colour
+    logged = done.console_events()
+    retried = [line for line in logged if line["event"] == "source_retried"]
+    assert len(retried) == 1 and f"url={web.url('flaky.md')}" in retried[0]["fields"].split()
+    assert [line["event"] for line in logged][-1] == "prompt_built"
 
 
 def test_sources_shows_progress_on_a_terminal(slow_config: Path) -> None:
@@ -104,12 +117,12 @@ def test_no_terminal_no_progress_and_stderr_is_json_lines(slow_config: Path) -> 
 
 
 def test_quiet_shows_no_progress(slow_config: Path) -> None:
-    """``--quiet`` on a terminal: no bar, no escape sequence; the log is still there, line by line."""
+    """``--quiet`` on a terminal: no bar (no cursor hidden, no line redrawn); the log is still there, line by line."""
     done = on_terminal("render", "--quiet", "-c", str(slow_config))
 
     assert done.returncode == 0
-    assert LABEL not in done.text and "\x1b" not in done.text
-    assert [line["event"] for line in json_lines(done.pieces())][-1] == "prompt_built"
+    assert LABEL not in done.text and HIDE_CURSOR not in done.text and "\r" not in done.text.replace("\r\n", "")
+    assert [line["event"] for line in done.console_events()][-1] == "prompt_built"
 
 
 def test_fast_render_shows_no_progress() -> None:
@@ -117,8 +130,8 @@ def test_fast_render_shows_no_progress() -> None:
     done = on_terminal("render", "-c", str(EXAMPLE))
 
     assert done.returncode == 0
-    assert LABEL not in done.text and "\x1b" not in done.text
-    assert [line["event"] for line in json_lines(done.pieces())][-1] == "prompt_built"
+    assert LABEL not in done.text and HIDE_CURSOR not in done.text and "\r" not in done.text.replace("\r\n", "")
+    assert [line["event"] for line in done.console_events()][-1] == "prompt_built"
 
 
 _RICH_IMPORTS = textwrap.dedent(
@@ -150,9 +163,10 @@ def test_without_rich_a_terminal_gets_no_bar_and_a_plain_table(slow_config: Path
     )
 
     assert done.returncode == 0
-    assert LABEL not in done.text and "\x1b" not in done.text
-    header = next(p for p in done.pieces() if p.startswith("NAME"))
-    assert header.split() == ["NAME", "URL", "STATUS", "BYTES", "REASON"]
+    assert LABEL not in done.text and HIDE_CURSOR not in done.text
+    table = done.text[done.text.index("NAME") :]
+    assert "\x1b" not in table and "─" not in table  # no style, no rule: the plain text
+    assert table.split("\r\n")[0].split() == ["NAME", "URL", "STATUS", "BYTES", "REASON"]
 
 
 # -- the progress API for other commands ---------------------------------------------------------
@@ -233,50 +247,3 @@ def test_plain_table_pads_every_column_but_the_last() -> None:
     text = plain_table(["NAME", "N", "NOTE"], [["a", "1", ""], ["longer", "100", "why"]], right={"N"})
 
     assert text == "NAME      N  NOTE\na         1\nlonger  100  why\n"
-
-
-# the audit's tables: ~16 columns on a terminal of 120 or 80
-SOURCE_HEADINGS = [
-    *("SOURCE", "STATUS", "REASON", "SINCE", "RENDERS", "LOADS", "SKIPS", "VERSIONS"),
-    *("CHANGED", "CHARS", "TREND", "CACHE", "TRUNC", "DROPS", "ESC"),
-]
-RENDER_HEADINGS = ["TIME", "HOST", "PID", "RENDER", "STATUS", "LOADED", "SKIPPED", "CHARS", "MS", "SHA256"]
-
-
-@pytest.fixture(scope="module")
-def audit_log(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """Two renders by the real CLI of sources, one with a long key, one missing: a log to audit, and that key."""
-    folder = tmp_path_factory.mktemp("audit_tables")
-    deep = folder / "a-rather-long-folder-name" / "with-another-one-inside"
-    deep.mkdir(parents=True)
-    (deep / "guidelines-for-the-whole-team.md").write_text("# Guidelines\n" + "Be kind.\n" * 40, encoding="utf-8")
-    (folder / "AGENTS.md").write_text("# Agents\n", encoding="utf-8")
-    config = folder / "memconfig.yaml"
-    key = str(deep / "guidelines-for-the-whole-team.md")
-    config.write_text(json.dumps({"version": 1, "sources": ["AGENTS.md", key, "missing-notes.md"]}), encoding="utf-8")
-    log = folder / "memconfig.jsonl"
-    for _ in range(2):
-        done = piped("render", "-c", str(config), "--log-file", str(log))
-        assert done.returncode == 0, done.stderr
-    return log, key
-
-
-@pytest.mark.parametrize("columns", [120, 80])
-def test_audit_tables_on_a_terminal_keep_every_heading_whole(audit_log: tuple[Path, str], columns: int) -> None:
-    """No heading is broken: long cells fold instead; at 120 columns both tables fit, at 80 the renders table does."""
-    log, key = audit_log
-    done = on_terminal("audit", str(log), stdout_too=True, columns=columns)
-
-    assert done.returncode == 0, done.text
-    lines = CSI.sub("", done.text).replace("\r", "").splitlines()
-    at = next(i for i, line in enumerate(lines) if line.split()[:1] == ["SOURCE"])
-    sources, renders = lines[at], next(line for line in lines if line.split()[:1] == ["TIME"])
-    assert (sources.split(), renders.split()) == (SOURCE_HEADINGS, RENDER_HEADINGS)
-    assert len(renders.rstrip()) <= columns  # ten columns fit even in 80: their cells fold
-    first = slice(0, sources.index("STATUS"))  # the key column, read down its folded lines
-    end = next(i for i in range(at, len(lines)) if lines[i].strip() == "Renders")
-    assert key in "".join(line[first].strip() for line in lines[at + 2 : end])
-    if columns == 120:
-        assert max(len(line.rstrip()) for line in lines) <= columns
-    else:  # fifteen headings need more than 80: the table is as wide as they need, the terminal wraps it
-        assert len(sources.rstrip()) > columns

@@ -60,7 +60,7 @@ def test_minimal_config_has_documented_defaults(write_config: WriteConfig, tmp_p
     assert config.formatter.layout() == PRESETS["deepagents"]
     assert config.appender.separator == "\n\n"
     assert config.appender.position == "append"
-    assert (config.logging.format, config.logging.level, config.logging.file) == ("json", "info", None)
+    assert (config.logging.format, config.logging.level, config.logging.file) == ("auto", "info", None)
     assert config.base_path == tmp_path
     assert config.file == str(tmp_path / "memconfig.yaml")
     assert config.template_text is None
@@ -909,7 +909,9 @@ def test_section_may_omit_slots() -> None:
         pytest.param(
             {"appender": {"position": "middle"}}, "appender.position: must be 'append' or 'prepend'", id="pos"
         ),
-        pytest.param({"logging": {"format": "xml"}}, "logging.format: must be 'json' or 'console'", id="log-format"),
+        pytest.param(
+            {"logging": {"format": "xml"}}, "logging.format: must be 'auto', 'json' or 'console'", id="log-format"
+        ),
         pytest.param({"logging": {"level": "loud"}}, "logging.level: must be", id="log-level"),
         pytest.param({"formatter": "plain"}, "formatter: must be a mapping", id="section-not-mapping"),
         pytest.param({"storage": {"s3": "x"}}, "storage.s3: must be a mapping", id="storage-not-mapping"),
