@@ -22,6 +22,7 @@ from fsspec.implementations.local import LocalFileSystem
 
 from ..interpolation import expand_vars
 from ..registry import loaders
+from ..suggest import did_you_mean
 from .redact import redact_url
 
 __all__ = [
@@ -226,8 +227,11 @@ def protocol_problem(written: str) -> str | None:
             hint = f"pip install 'memconfig[{extra}]'" if extra else str(exc)
             return f"the {protocol}:// filesystem is not installed ({hint})"
         except ValueError:
-            known = ", ".join(loaders.names()) or "none"
-            return f"unknown protocol {protocol!r}; is its fsspec package installed? (registered loaders: {known})"
+            names = loaders.names()
+            hint = did_you_mean(protocol, [*fsspec.available_protocols(), *names])
+            known = ", ".join(names) or "none"
+            installed = f"is its fsspec package installed? (registered loaders: {known})"
+            return f"unknown protocol {protocol!r}{hint}; {installed}"
     return None
 
 
