@@ -37,6 +37,7 @@ __all__ = [
     "literal_folder",
     "local_path",
     "local_path_in",
+    "looks_like_glob",
     "match_key",
     "protocol_problem",
     "registered_protocol",
@@ -139,6 +140,24 @@ def first_magic(parts: Sequence[str], *, braces: bool = False) -> int | None:
     """
     magic = _BRACED if braces else WILDCARDS
     return next((i for i, part in enumerate(parts) if not magic.isdisjoint(part)), None)
+
+
+def looks_like_glob(url: str) -> bool:
+    """Whether *url* (a ``url:``, not a ``glob:``) holds glob characters (``*``, ``?``, ``[``) in a path.
+
+    An HTTP(S) URL's query (``?token=…``) and its host (``[::1]``) are not its
+    path: they do not count.
+    """
+    for part in chain(url):
+        path = part.path
+        if part.protocol in _HOSTED:
+            try:
+                path = urlsplit(part.text).path
+            except ValueError:  # a malformed host: reported by the config's checks
+                continue
+        if not WILDCARDS.isdisjoint(path):
+            return True
+    return False
 
 
 def static_prefix(pattern: str) -> str:
