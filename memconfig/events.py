@@ -609,11 +609,12 @@ def source_skipped(source: Source, reason: str, detail: str, duration_ms: float 
     found (imported, matched or discovered) that is already in the prompt (a
     diamond of imports, two discoveries of one folder: nothing is missing);
     ``warning`` for any other reason, for any required source, for a declared
-    source that repeats another, and for a missing import not marked optional (``@path?``).
+    source that repeats another, for a missing import not marked optional (``@path?``),
+    and for a missing ``url:`` that looks like a glob (:attr:`Source.glob_like`: its detail says to write ``glob:``).
     """
     ref = source.import_of
     quiet = not source.required and (
-        (reason == SkipReason.NOT_FOUND and (ref is None or ref.optional))
+        (reason == SkipReason.NOT_FOUND and (ref is None or ref.optional) and not source.glob_like)
         or (reason == SkipReason.DUPLICATE and source.via is not None)
     )
     record = SourceSkipped(

@@ -38,17 +38,29 @@ from .file_kinds import file_place, irregular_kind
 from .interpolation import variable_names
 from .load.confinement import Confinement, Roots
 from .load.errors import classify
+from .load.local import look_at
 from .model import SkipReason
 from .sources import Source, build_sources
 from .sources.hosts import HTTP
 from .sources.places import same_place
 from .sources.redact import mask
-from .sources.urls import IN_PROCESS, LOCAL, chain, local_path_in, static_prefix
+from .sources.urls import IN_PROCESS, LOCAL, chain, local_path, local_path_in, static_prefix
 
 if TYPE_CHECKING:
     from .config import Config
 
-__all__ = ["Candidate", "Check", "Explanation", "PlannedFolder", "PlannedSource", "explain", "plan_sources"]
+__all__ = [
+    "RENDER_WOULD_FAIL",
+    "Candidate",
+    "Check",
+    "Explanation",
+    "PlannedFolder",
+    "PlannedSource",
+    "explain",
+    "fails_render",
+    "plan_local_files",
+    "plan_sources",
+]
 
 Verdict = Literal["read", "refused", "skipped", "expanded", "not_expanded"]
 _REFUSALS = frozenset(
@@ -60,6 +72,9 @@ _REFUSALS = frozenset(
     }
 )
 _NOT_CONTACTED = "not contacted: a dry run reads nothing"
+_LEFT_OUT = frozenset({"skipped", "refused"})
+#: What ``explain`` adds to the verdict of a required source a render would leave out.
+RENDER_WOULD_FAIL = "render would fail (exit 1): the source is required"
 _T = TypeVar("_T")
 
 
@@ -127,6 +142,8 @@ class PlannedSource:
         imports: how ``@path`` imports would be followed, in words (``""``: they are not).
         place: where a source a render would read has its content, as the render tells two
             sources of one file apart (a local file's device and inode); not shown.
+        fails_render: a declared ``required`` source a render would leave out (skipped or refused,
+            or every match out): the render would fail, exit 1 from the CLI (:func:`fails_render`).
     """
 
     key: str
@@ -143,6 +160,7 @@ class PlannedSource:
     walk: tuple[PlannedFolder, ...] = ()
     imports: str = ""
     place: str | None = field(default=None, repr=False)
+    fails_render: bool = False
 
     @property
     def summary(self) -> str:
@@ -155,9 +173,11 @@ class PlannedSource:
             "not_expanded": "not expanded",
         }[self.verdict]
         if self.verdict == "expanded":
-            return f"{words} {len(self.matches)} {'match' if len(self.matches) == 1 else 'matches'}"
-        head = f"{words}: {self.reason}" if self.reason is not None else words
-        return f"{head} ({self.detail})" if self.detail else head
+            text = f"{words} {len(self.matches)} {'match' if len(self.matches) == 1 else 'matches'}"
+        else:
+            head = f"{words}: {self.reason}" if self.reason is not None else words
+            text = f"{head} ({self.detail})" if self.detail else head
+        return f"{text}; {RENDER_WOULD_FAIL}" if self.fails_render else text
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,7 +277,40 @@ def plan_sources(config: Config) -> list[PlannedSource]:
         for source, item in zip(build_sources(config), config.sources, strict=True)
     ]
     claims = Claims({item.key: item.key for item in planned})
-    return [_without_repeats(item, item.key, claims) for item in planned]
+    return [_with_failure(_without_repeats(item, item.key, claims)) for item in planned]
+
+
+def plan_local_files(config: Config) -> list[tuple[int, Source, PlannedSource]]:
+    """The declared sources that name one local file (a path, ``file://``, ``local://``), planned: ``stat``-ed
+    as a render would, nothing opened, nothing else reached; with each its index in ``sources``.
+
+    What ``memconfig validate`` checks: a required one a render would skip
+    (:attr:`PlannedSource.fails_render`), and a ``url:`` with glob characters
+    that names no file (its detail says to write ``glob:``).
+    """
+    planner = _Planner(config)
+    return [
+        (index, source, _with_failure(planner.plan(source, variable_names(item.written))))
+        for index, (source, item) in enumerate(zip(build_sources(config), config.sources, strict=True))
+        if source.expander is None and not source.chained and local_path(source.url) is not None
+    ]
+
+
+def _with_failure(item: PlannedSource) -> PlannedSource:
+    """A declared source, marked when a render would fail for it (:func:`fails_render`)."""
+    return replace(item, fails_render=True) if fails_render(item) else item
+
+
+def fails_render(item: PlannedSource) -> bool:
+    """Whether a render would fail for the declared source *item*, as the render decides it: ``required`` and
+    nothing of it in the prompt (skipped or refused, or every match out), unless it only repeats a file already
+    in (``duplicate``)."""
+    if not item.required:
+        return False
+    out = list(item.matches) if item.verdict == "expanded" else [item]
+    if not out or any(m.verdict not in _LEFT_OUT for m in out):
+        return False
+    return not all(m.reason == SkipReason.DUPLICATE for m in out)
 
 
 def _without_repeats(item: PlannedSource, root: str, claims: Claims) -> PlannedSource:
@@ -366,12 +419,10 @@ class _Planner:
             assert self.confinement is not None
             detail = source.redact(self.confinement.outside(path))
             return self._planned(source, variables, checks, "refused", SkipReason.OUTSIDE_ROOT, detail)
-        try:
-            info = os.stat(path)  # never opened: a FIFO would block, a device might never end
-        except OSError as exc:
-            reason, detail, _ = classify(exc)
-            return self._planned(source, variables, checks, "skipped", reason, detail)
-        planned = self._sized(source, variables, checks, info.st_size, irregular_kind(info.st_mode))
+        info, reason, detail = look_at(path)  # the render's own look: never opened, a FIFO would block
+        if info is None or reason is not None:
+            return self._planned(source, variables, checks, "skipped", reason, source.redact(detail))
+        planned = self._sized(source, variables, checks, info.st_size, None)
         return replace(planned, place=file_place(info))
 
     def _in_memory(
@@ -508,6 +559,8 @@ class _Planner:
     ) -> PlannedSource:
         if verdict == "skipped" and reason in _REFUSALS:
             verdict = "refused"
+        if reason is not None:
+            detail = source.skip_detail(reason, detail)  # as a render records it: a url: like a glob says so
         return PlannedSource(
             key=source.key,
             name=source.name,

@@ -12,8 +12,8 @@ Python with :func:`register`, as fsspec's ``register_implementation`` does.
 
 A miss says what there is to choose from; a target whose module cannot be
 imported says what to install. This module depends on nothing but
-:mod:`memconfig.exceptions`, so the config's schema can check a name against
-a registry without importing a single stage.
+:mod:`memconfig.exceptions` (and the leaf :mod:`memconfig.suggest`), so the
+config's schema can check a name against a registry without importing a single stage.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Generic, Literal, NamedTuple, TypeVar
 
 from .exceptions import ConfigError
+from .suggest import did_you_mean
 
 __all__ = [
     "APPENDERS",
@@ -152,7 +153,8 @@ class Registry(Generic[E]):
 
     def unknown(self, name: str) -> str:
         """What to say of a name that is not registered: it, and every name that is."""
-        return f"unknown {self.what} {name!r}; choose one of: {', '.join(self.names())}"
+        names = self.names()
+        return f"unknown {self.what} {name!r}{did_you_mean(name, names)}; choose one of: {', '.join(names)}"
 
     def load(self, name: str) -> Any:
         """What *name* stands for, imported (once) and built.
@@ -271,7 +273,8 @@ def register(kind: Kind, name: str, target: Any, *, clobber: bool = False, **fie
             appender ``printable`` and ``honours``.
     """
     if kind not in _REGISTRIES:
-        raise ValueError(f"unknown registry {kind!r}; choose one of: {', '.join(_REGISTRIES)}")
+        hint = did_you_mean(kind, _REGISTRIES)
+        raise ValueError(f"unknown registry {kind!r}{hint}; choose one of: {', '.join(_REGISTRIES)}")
     _REGISTRIES[kind].register(name, target, clobber=clobber, **fields)
 
 

@@ -292,3 +292,79 @@ def test_every_render_names_a_manifest_logged_once_per_block(tmp_path: Path) -> 
         "chars": 2,
         "sha256": hashlib.sha256(b"B!\n").hexdigest(),
     }
+
+
+def test_a_url_that_looks_like_a_glob_says_so_everywhere(tmp_path: Path) -> None:
+    """`- notes/*.md` names one file, literally: the render's warning, explain, validate's note and the audit all
+    give the same detail, which says to write `glob:`."""
+    write(
+        tmp_path,
+        "version: 1\nsources:\n  - AGENTS.md\n  - notes/*.md\nformatter: {preset: plain}\n",
+        {"AGENTS.md": "A.\n", "notes/a.md": "N.\n"},
+    )
+    detail = "no such file; looks like a glob: write `glob:` instead of `url:` to match files"
+    done = render(tmp_path)
+    assert (done.returncode, done.stdout.strip()) == (0, "A.")
+    (skipped,) = [
+        e for e in map(json.loads, (tmp_path / "log.jsonl").read_text().splitlines()) if e["event"] == "source_skipped"
+    ]
+    assert (skipped["source"], skipped["level"], skipped["reason"], skipped["detail"]) == (
+        "notes/*.md",
+        "warning",
+        "not_found",
+        detail,
+    )
+    planned = {m["key"]: m for m in explained(tmp_path)}
+    assert planned["notes/*.md"]["summary"] == f"would be skipped: not_found ({detail})"
+    checked = memconfig("validate", "-c", "memconfig.yaml", cwd=tmp_path)
+    assert checked.returncode == 0
+    assert checked.stdout == "memconfig.yaml: ok (2 sources)\n"
+    assert checked.stderr == f"memconfig: note: memconfig.yaml: sources[1].url: 'notes/*.md': {detail}\n"
+    seen = reports(tmp_path)
+    assert (seen.source("notes/*.md")["last_reason"], seen.source("notes/*.md")["last_detail"]) == ("not_found", detail)
+    assert "looks like a glob" in seen.attention()
+
+
+def test_a_required_file_render_would_skip_fails_render_explain_and_validate_alike(tmp_path: Path) -> None:
+    """A required file missing and a required folder: render exits 1, explain says it would, validate exits 1,
+    each with the render's reasons and details; `validate --no-source-checks` looks at no file."""
+    write(
+        tmp_path,
+        "version: 1\nsources:\n  - AGENTS.md\n  - {url: missing.md, required: true}\n"
+        "  - {url: 'file://./docs', required: true, name: docs}\n  - optional.md\nformatter: {preset: plain}\n",
+        {"AGENTS.md": "A.\n", "docs/a.md": "D.\n"},
+    )
+    done = render(tmp_path)
+    assert done.returncode == 1
+    skips = {
+        e["source"]: (e["reason"], e["detail"])
+        for e in map(json.loads, (tmp_path / "log.jsonl").read_text().splitlines())
+        if e["event"] == "source_skipped"
+    }
+    assert skips == {
+        "missing.md": ("not_found", "no such file"),
+        "file://./docs": ("is_directory", "is a directory"),
+        "optional.md": ("not_found", "no such file"),
+    }
+    planned = {m["key"]: m for m in explained(tmp_path)}
+    for key, (reason, detail) in skips.items():
+        assert (planned[key]["reason"], planned[key]["detail"]) == (reason, detail)
+    fails = "render would fail (exit 1): the source is required"
+    assert planned["missing.md"]["summary"] == f"would be skipped: not_found (no such file); {fails}"
+    assert planned["file://./docs"]["summary"] == f"would be skipped: is_directory (is a directory); {fails}"
+    assert [k for k, m in planned.items() if m["fails_render"]] == ["missing.md", "file://./docs"]
+    assert planned["optional.md"]["summary"] == "would be skipped: not_found (no such file)"
+    checked = memconfig("validate", "-c", "memconfig.yaml", cwd=tmp_path)
+    assert (checked.returncode, checked.stdout) == (1, "")
+    failures = [
+        "'missing.md': not_found (no such file)",
+        f"'docs' (file://{tmp_path}/docs): is_directory (is a directory)",
+    ]
+    assert done.stderr.splitlines()[-2:] == [f"  {failure}" for failure in failures]  # the render's own words
+    assert checked.stderr.splitlines() == [
+        "memconfig: error: memconfig.yaml: 2 required sources would be skipped; a render would fail (exit 1)",
+        f"  sources[1]: {failures[0]}",
+        f"  sources[2]: {failures[1]}",
+    ]
+    unchecked = memconfig("validate", "-c", "memconfig.yaml", "--no-source-checks", cwd=tmp_path)
+    assert (unchecked.returncode, unchecked.stdout, unchecked.stderr) == (0, "memconfig.yaml: ok (4 sources)\n", "")

@@ -268,6 +268,7 @@ def test_required_source_failing_fatally_is_listed_once(project: Path) -> None:
     ("source", "setup", "reason", "level"),
     [
         pytest.param("nowhere.md", None, "not_found", "info", id="optional-not-found"),
+        pytest.param("notes/*.md", None, "not_found", "warning", id="a-url-that-looks-like-a-glob"),
         pytest.param({"url": "nowhere.md", "required": True}, None, "not_found", "warning", id="required-not-found"),
         pytest.param("bad.md", b"\xff\xfe not utf-8", "decode_error", "warning", id="decode-error"),
         pytest.param("big.md", b"x" * 64, "too_large", "warning", id="too-large"),
@@ -290,6 +291,26 @@ def test_skip_levels_follow_the_reason(tmp_path: Path, source: Any, setup: Any, 
             assert isinstance(source, dict)
     [skipped] = _events(logs, "source_skipped")
     assert (skipped["source"], skipped["reason"], skipped["log_level"]) == (key, reason, level)
+
+
+def test_a_missing_url_that_looks_like_a_glob_is_one_warning_saying_so(tmp_path: Path) -> None:
+    """`notes/*.md` as a `url:`: its `source_skipped` (a warning) and its record carry the hint, logged once."""
+    _write(tmp_path / "notes" / "a.md", "a note")
+    pipeline = _pipeline(["notes/*.md"], tmp_path)
+    state: dict[str, Any] = {}
+    with capture_logs() as logs:
+        render = pipeline.build(state)
+        pipeline.build(state)
+    detail = "no such file; looks like a glob: write `glob:` instead of `url:` to match files"
+    [skipped] = _events(logs, "source_skipped")
+    assert {k: skipped[k] for k in ("source", "reason", "detail", "required", "log_level")} == {
+        "source": "notes/*.md",
+        "reason": "not_found",
+        "detail": detail,
+        "required": False,
+        "log_level": "warning",
+    }
+    assert [(r.source, r.reason, r.detail) for r in render.sources] == [("notes/*.md", "not_found", detail)]
 
 
 def test_stale_source_is_a_warning(web: WebServer) -> None:

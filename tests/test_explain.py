@@ -14,6 +14,7 @@ import yaml
 from support.cli import ROOT, memconfig
 from support.servers import Bucket, WebServer
 
+from memconfig import Pipeline, SourceError
 from memconfig.cli import main
 from memconfig.config import load_config
 from memconfig.explain import explain
@@ -562,3 +563,34 @@ def test_imports_settings_are_shown_but_not_followed(
     assert discovery["imports"] == said
     assert str(repo / "AGENTS.md") not in found  # not listed: finding it would take a read
     assert [m["key"] for m in discovery["matches"]] == [str(repo / "CLAUDE.md")]
+
+
+def test_a_required_source_a_render_would_skip_says_the_render_would_fail(tmp_path: Path) -> None:
+    """Required and out of the prompt (missing, a glob with no match, a glob whose every match is out): the verdict
+    says render would fail (exit 1), as the render does; an optional one, or a required one that is in, does not."""
+    (tmp_path / "AGENTS.md").write_text("Here.\n", encoding="utf-8")
+    (tmp_path / "pipes").mkdir()
+    os.mkfifo(tmp_path / "pipes" / "a.md")
+    sources = [
+        {"url": "AGENTS.md", "required": True},
+        {"url": "gone.md", "required": True},
+        "optional.md",
+        {"glob": "nothing/*.md", "required": True},
+        {"glob": "pipes/*.md", "required": True},
+    ]
+    config = load_config(write(tmp_path, {"version": 1, "sources": sources}))
+
+    planned = {s.key: s for s in explain(config).sources}
+
+    fails = "; render would fail (exit 1): the source is required"
+    assert {key: (s.fails_render, s.summary) for key, s in planned.items()} == {
+        "AGENTS.md": (False, "would be read (6 bytes)"),
+        "gone.md": (True, "would be skipped: not_found (no such file)" + fails),
+        "optional.md": (False, "would be skipped: not_found (no such file)"),
+        "nothing/*.md": (True, "would be skipped: not_found (the glob matched no file)" + fails),
+        "pipes/*.md": (True, "expands to 1 match" + fails),
+    }
+    assert planned["pipes/*.md"].matches[0].reason == "not_regular_file"
+    with pytest.raises(SourceError) as caught:
+        Pipeline.from_config(config).build()
+    assert [f.source for f in caught.value.failures] == ["gone.md", "nothing/*.md", "pipes/*.md"]

@@ -103,7 +103,7 @@ def test_a_name_no_package_registers_lists_the_plugins_choices(installed: Path, 
 
     assert done.returncode == 2
     assert (
-        "processors[0].name: unknown processor 'stamps'; "
+        "processors[0].name: unknown processor 'stamps' (did you mean 'stamp'?); "
         "choose one of: stamp, strip_bom, strip_frontmatter, strip_html_comments"
     ) in done.stderr
 

@@ -86,6 +86,9 @@ class Merge:
         if source.expander is not None:
             kept = self._expanded(source, group)
         elif len(group) == 1:
+            only = group[0]
+            if only.reason is not None and only.reason == SkipReason.NOT_FOUND and only.source.glob_like:
+                group = [replace(only, detail=only.source.skip_detail(only.reason, only.detail))]
             kept = self._file(group[0])
         else:  # a file and the files it imports
             kept = [e for result in group for e in self._file(result)]

@@ -22,13 +22,15 @@ from ..audit.output import TABLE_RENDERS, audit_data, audit_tables, headline
 from ..audit.read import read_audit
 from ..audit.times import parse_user_time
 from ..config import Config
-from ..exceptions import ConfigError
+from ..exceptions import ConfigError, bounded
+from ..model import SkipReason
 from ..safe_text import escaped
 from ..sources.redact import secret_values_in
+from ..suggest import did_you_mean
 from .progress import on_terminal, progress
 from .tables import print_table, terminal_width, wrap
 
-__all__ = ["CONFIG_OPTIONAL", "HELP", "add_arguments", "run"]
+__all__ = ["CONFIG_OPTIONAL", "HELP", "REASONS", "add_arguments", "run"]
 
 HELP = "read load logs (files, globs, URLs, '-') and report each source and each render"
 #: ``-c`` is optional for this command (main reads it only when given).
@@ -36,6 +38,8 @@ CONFIG_OPTIONAL = True
 #: Exit code when a log could not be read in full.
 UNREADABLE = 1
 READING = "reading logs"
+#: The reasons ``--reason`` may name: why a source is skipped, dropped or stale, and ``unknown`` (an event without one).
+REASONS: tuple[str, ...] = (*(reason.value for reason in SkipReason), "unknown")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,7 +61,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--source", action="append", default=[], metavar="PATTERN", help="only sources matching (key, name or url)"
     )
     parser.add_argument(
-        "--reason", action="append", default=[], metavar="REASON", help="only sources skipped or dropped for REASON"
+        "--reason",
+        action="append",
+        default=[],
+        metavar="REASON",
+        help="only sources skipped or dropped for REASON (not_found, is_directory, …; a name memconfig does not give "
+        "is warned of, with the closest one)",
     )
     parser.add_argument(
         "--status",
@@ -91,6 +100,11 @@ def run(config: Config | None, args: argparse.Namespace) -> int:
     )
     if filters.since and filters.until and filters.since > filters.until:
         raise ConfigError(f"--since {args.since} is after --until {args.until}")
+    for reason in filters.reasons:
+        if reason not in REASONS:  # a warning: a log of another version (or a plugin's) may hold other reasons
+            hint = did_you_mean(reason, REASONS)
+            warning = f"memconfig: warning: --reason {reason!r} is no reason memconfig gives{hint}"
+            print(bounded(escaped(warning)), file=sys.stderr)
     storage = dict(config.storage) if config is not None else {}
     secrets = (
         *(config.secret_values if config is not None else ()),

@@ -18,11 +18,13 @@ import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from types import ModuleType
+from typing import Any
 
 from .. import __version__
 from ..config import Config, load_config, load_config_stream
 from ..exceptions import MemconfigError, OutputNotWritten, bounded
 from ..safe_text import escaped
+from ..suggest import did_you_mean
 
 __all__ = ["main", "run"]
 
@@ -58,10 +60,23 @@ BROKEN_PIPE = 141
 OUTPUT_FAILED = 74  # sysexits.h EX_IOERR
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, but a choice it does not know (a command, ``--format``, ``--log-format``) is answered
+    with the closest ones (:func:`~memconfig.suggest.did_you_mean`); the subcommands' parsers are of this class too."""
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        choices = action.choices
+        if choices is None or value in choices:
+            return
+        hint = did_you_mean(value, choices) if isinstance(value, str) else ""
+        listed = ", ".join(map(repr, choices))
+        raise argparse.ArgumentError(action, f"invalid choice: {value!r}{hint} (choose from {listed})")
+
+
 def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser; of the commands, only the one *argv* runs is set up in full (all of them for ``--help``)."""
     chosen = _chosen(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="memconfig",
         description="Build an agent's memory prompt from the sources a YAML config declares.",
     )
@@ -118,6 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             module = COMMANDS[args.command]
             load = getattr(module, "load", _load)  # explain reads the config itself: it keeps the YAML's text
             config = load(args.config) if args.config is not None else None  # optional for some commands
+            _warn(getattr(config, "config", config))  # explain's is the config and its text
             exit_code: int = module.run(config, args)
             return exit_code
         except OutputNotWritten as exc:  # standard output may be what failed: nothing more is written to it
@@ -139,6 +155,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(bounded(escaped(f"memconfig: error: {_os_error(exc)}")), file=sys.stderr)
         _silence()
         return OUTPUT_FAILED
+
+
+def _warn(config: Config | None) -> None:
+    """What loading the config passed over that is likely a mistake (an unknown ``MEMCONFIG_*`` variable)."""
+    for warning in config.warnings if config is not None else ():
+        print(bounded(escaped(f"memconfig: warning: {warning}")), file=sys.stderr)
 
 
 def _os_error(exc: OSError) -> str:

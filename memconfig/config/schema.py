@@ -55,10 +55,11 @@ from ..interpolation import expand_vars
 from ..process.builtin_rules import BUILT_IN, unknown_rule
 from ..registry import APPENDERS, appenders, expanders, processors
 from ..sources.redact import Redactor, every_value, mask, redact_options, redact_url, variable_secrets
+from ..suggest import did_you_mean
 from ..templates import MARKER_SLOTS, Template
 from .checks import ON_DISK, check_on_disk, resolve, with_environment
 from .expansion import expand_tree
-from .problems import problem_from_pydantic, problem_from_settings
+from .problems import ignored_variables, problem_from_pydantic, problem_from_settings
 
 __all__ = [
     "AppenderConfig",
@@ -391,8 +392,9 @@ class LoaderConfig(_Model):
         known = set(fsspec.available_protocols()) | {"file", "local"}
         unknown = [p for p in value or () if p not in known]
         if unknown:
+            hint = did_you_mean(unknown[0], known)
             raise ValueError(
-                f"unknown protocol {unknown[0]!r} (fsspec knows e.g. file, memory, http, https, s3, zip, git)"
+                f"unknown protocol {unknown[0]!r}{hint} (fsspec knows e.g. file, memory, http, https, s3, zip, git)"
             )
         return value
 
@@ -609,7 +611,8 @@ class AppenderConfig(_Model):
     @classmethod
     def _known_format(cls, value: str) -> str:
         if appenders.get(value) is None:
-            raise ValueError(f"unknown format {value!r}; choose one of: {', '.join(appenders.names())}")
+            names = appenders.names()
+            raise ValueError(f"unknown format {value!r}{did_you_mean(value, names)}; choose one of: {', '.join(names)}")
         return value
 
     @field_validator("separator", "position", "placement", "role", "cache_control")
@@ -731,6 +734,7 @@ class Config(BaseSettings):
     _credentials: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)
     _secrets: tuple[str, ...] = PrivateAttr(default=())
     _preset_filled: tuple[str | None, frozenset[str]] = PrivateAttr(default=(None, frozenset()))
+    _warnings: tuple[Problem, ...] = PrivateAttr(default=())
 
     @classmethod
     def settings_customise_sources(
@@ -831,6 +835,13 @@ class Config(BaseSettings):
         """The built-in preset whose defaults this config took, and the key paths of the values they filled in."""
         return self._preset_filled
 
+    @property
+    def warnings(self) -> tuple[Problem, ...]:
+        """What loading passed over that is likely a mistake, though the config is valid: a ``MEMCONFIG_*``
+        variable that names no config key (``MEMCONFIG_FORMATER__PRESET``), with the closest one it may have
+        meant. The CLI prints them (``memconfig: warning: …``); the library leaves them to its caller."""
+        return self._warnings
+
     def resolve_path(self, path: str) -> Path:
         """A local path from this config: ``~`` expanded, relative to :attr:`base_path`."""
         return resolve(self._base, path)
@@ -859,7 +870,7 @@ class Config(BaseSettings):
         try:
             config = cls(**expanded)
         except ValidationError as exc:
-            problems += [problem_from_pydantic(err) for err in exc.errors()]
+            problems += [problem_from_pydantic(err, cls) for err in exc.errors()]
         except SettingsError as exc:
             problems.append(problem_from_settings(exc))
         except RecursionError:  # the JSON of a MEMCONFIG_* variable, nested without end
@@ -884,6 +895,7 @@ class Config(BaseSettings):
         used = [credentials[s.credentials] for s in config.sources if s.credentials in credentials]
         config._secrets = tuple(dict.fromkeys([*variable_secrets(data), *every_value(used)]))
         config._preset_filled = (preset.preset, preset.filled)
+        config._warnings = tuple(ignored_variables(cls))
         for source in config.sources:
             source._secrets = config._secrets
         return config

@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from ..limits import MAX_PRESET_DEPTH
+from ..suggest import did_you_mean
 
 __all__ = [
     "DEFAULT_TEMPLATE",
@@ -242,7 +243,8 @@ def unknown_preset(name: str, defined: Collection[str]) -> str:
     """The message for a preset name that is neither built in nor defined."""
     own = sorted(n for n in defined if n not in PRESETS)
     mine = f"defined under presets: {', '.join(own)}" if own else "none defined under presets"
-    return f"unknown preset {name!r}; built-in: {', '.join(sorted(PRESETS))}; {mine}"
+    hint = did_you_mean(name, [*PRESETS, *own])
+    return f"unknown preset {name!r}{hint}; built-in: {', '.join(sorted(PRESETS))}; {mine}"
 
 
 def define_presets(defined: Mapping[str, Any]) -> tuple[Mapping[str, Preset], list[PresetProblem]]:

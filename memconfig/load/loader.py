@@ -45,6 +45,7 @@ from ..stages import token_of
 from .confinement import Confinement
 from .errors import classify, retry_after
 from .fingerprints import fingerprint, local_fingerprint, local_version
+from .local import look_at
 from .reads import answers_with_info, is_http, is_s3, read_async, read_fd, s3_info
 from .watch import expect, finished
 
@@ -346,9 +347,11 @@ class FsspecLoader:
         try:
             if roots is not None and not roots.holds(os.path.realpath(path)):
                 return self._outside(source, path, started)
-            info = os.stat(path)
-            if not stat.S_ISREG(info.st_mode):  # a FIFO or a device is never opened: it could block, or never end
-                return _not_regular(source, info, started)
+            info, reason, detail = look_at(path)  # a FIFO or a device is never opened: it could block, or never end
+            if info is None or reason is not None:
+                # the fingerprint of a FIFO or a device lets a revalidation see it is still the same
+                kept = local_fingerprint(info) if info is not None and reason == SkipReason.NOT_REGULAR_FILE else None
+                return _skipped(source, reason or SkipReason.ERROR, source.redact(detail), started, fingerprint=kept)
             known = local_fingerprint(info)
             if known == request.fingerprint:
                 result = _unchanged(request, known, started)
@@ -619,15 +622,6 @@ def _is_directory(source: Source, exc: BaseException) -> bool:
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 _STEADY_ATTEMPTS = 3
-
-
-def _not_regular(source: Source, info: os.stat_result, started: float) -> LoadResult:
-    """A path that is not a regular file; its fingerprint lets a revalidation see it is still the same."""
-    kind = irregular_kind(info.st_mode)
-    if stat.S_ISDIR(info.st_mode):
-        return _skipped(source, SkipReason.IS_DIRECTORY, "is a directory", started)
-    detail = f"is {kind}, not a regular file"
-    return _skipped(source, SkipReason.NOT_REGULAR_FILE, detail, started, fingerprint=local_fingerprint(info))
 
 
 def _irregular_link(source: Source) -> tuple[SkipReason, str] | None:

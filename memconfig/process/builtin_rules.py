@@ -7,6 +7,8 @@ layout's ``disable:`` against them without importing the chain.
 
 from __future__ import annotations
 
+from ..suggest import did_you_mean
+
 __all__ = ["BUILT_IN", "unknown_rule"]
 
 BUILT_IN: tuple[str, ...] = ("rules", "bom", "frontmatter", "html_comments", "escaping", "budgets")
@@ -20,4 +22,5 @@ ones it asks for; a name here is a place in the order either way.
 
 def unknown_rule(name: object) -> str:
     """The message for a name that is no built-in rule: it lists the rules, in order."""
-    return f"{name!r} is no built-in rule; the rules are {', '.join(BUILT_IN)}"
+    hint = did_you_mean(name, BUILT_IN) if isinstance(name, str) else ""
+    return f"{name!r} is no built-in rule{hint}; the rules are {', '.join(BUILT_IN)}"

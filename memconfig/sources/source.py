@@ -18,9 +18,10 @@ from fsspec.implementations.local import LocalFileSystem
 
 from ..interpolation import expand_vars_traced
 from ..model.sources import DiscoverSpec, ImportRef, ImportSettings
+from ..model.status import SkipReason
 from .options import options_for
 from .redact import Redactor, is_secret_key, url_secrets, userinfo_spans
-from .urls import IN_PROCESS, absolute, chain, local_resolver, match_key
+from .urls import IN_PROCESS, absolute, chain, local_resolver, looks_like_glob, match_key
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -28,7 +29,10 @@ if TYPE_CHECKING:
     from ..config import Config
     from ..config.schema import SourceConfig
 
-__all__ = ["Source", "build_sources"]
+__all__ = ["GLOB_HINT", "Source", "build_sources"]
+
+#: Said of a ``url:`` with glob characters that names no file (:meth:`Source.skip_detail`).
+GLOB_HINT = "looks like a glob: write `glob:` instead of `url:` to match files"
 
 _LOCAL_FS = fsspec.filesystem("file")
 _NO_SECRETS = Redactor()
@@ -112,6 +116,26 @@ class Source:
     def root(self) -> str:
         """The key of the declared source this one is, or descends from."""
         return self.lineage[0] if self.lineage else self.key
+
+    @property
+    def glob_like(self) -> bool:
+        """A declared ``url:`` that holds glob characters (:func:`~memconfig.sources.urls.looks_like_glob`):
+        it names one file, literally, which a user may have meant as a ``glob:``."""
+        return (
+            not self.glob
+            and self.discover is None
+            and self.expanded_by is None
+            and not self.lineage
+            and looks_like_glob(self.url)
+        )
+
+    def skip_detail(self, reason: str, detail: str) -> str:
+        """The detail a skip of this source is recorded with: *detail*, and for a :attr:`glob_like` source that is
+        ``not_found``, :data:`GLOB_HINT`. Asked where a render records a skip and where ``explain`` plans one, so
+        the log, the audit, ``explain`` and ``validate`` say the same."""
+        if reason == SkipReason.NOT_FOUND and self.glob_like:
+            return f"{detail}; {GLOB_HINT}" if detail else GLOB_HINT
+        return detail
 
     @property
     def expander(self) -> str | None:

@@ -22,6 +22,7 @@ from fsspec.implementations.local import LocalFileSystem
 
 from ..interpolation import expand_vars
 from ..registry import loaders
+from ..suggest import did_you_mean
 from .redact import redact_url
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "literal_folder",
     "local_path",
     "local_path_in",
+    "looks_like_glob",
     "match_key",
     "protocol_problem",
     "registered_protocol",
@@ -140,6 +142,24 @@ def first_magic(parts: Sequence[str], *, braces: bool = False) -> int | None:
     return next((i for i, part in enumerate(parts) if not magic.isdisjoint(part)), None)
 
 
+def looks_like_glob(url: str) -> bool:
+    """Whether *url* (a ``url:``, not a ``glob:``) holds glob characters (``*``, ``?``, ``[``) in a path.
+
+    An HTTP(S) URL's query (``?token=…``) and its host (``[::1]``) are not its
+    path: they do not count.
+    """
+    for part in chain(url):
+        path = part.path
+        if part.protocol in _HOSTED:
+            try:
+                path = urlsplit(part.text).path
+            except ValueError:  # a malformed host: reported by the config's checks
+                continue
+        if not WILDCARDS.isdisjoint(path):
+            return True
+    return False
+
+
 def static_prefix(pattern: str) -> str:
     """The part of a glob before its first part with a wildcard, with its ``/`` (the whole of a plain path)."""
     parts = pattern.split("/")
@@ -226,8 +246,11 @@ def protocol_problem(written: str) -> str | None:
             hint = f"pip install 'memconfig[{extra}]'" if extra else str(exc)
             return f"the {protocol}:// filesystem is not installed ({hint})"
         except ValueError:
-            known = ", ".join(loaders.names()) or "none"
-            return f"unknown protocol {protocol!r}; is its fsspec package installed? (registered loaders: {known})"
+            names = loaders.names()
+            hint = did_you_mean(protocol, [*fsspec.available_protocols(), *names])
+            known = ", ".join(names) or "none"
+            installed = f"is its fsspec package installed? (registered loaders: {known})"
+            return f"unknown protocol {protocol!r}{hint}; {installed}"
     return None
 
 

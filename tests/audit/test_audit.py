@@ -280,6 +280,22 @@ def test_filters_choose_the_sources(
         assert [r["failed"] for r in data["renders"]] == [True]
 
 
+def test_a_reason_memconfig_does_not_give_is_warned_of_with_the_closest(
+    history: History, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--reason not_fond``: the audit runs (a log may hold other reasons) and says which reason was likely meant."""
+    run = audit(capsys, str(history.log), "--reason", "not_fond", "--reason", "not_found", "--format", "json")
+
+    assert run.code == 0
+    assert run.err == (
+        "memconfig: warning: --reason 'not_fond' is no reason memconfig gives (did you mean 'not_found'?)\n"
+    )
+    assert set(by_source(run.json())) == {"notes.md", "missing.md", "required.md"}
+    assert audit(capsys, str(history.log), "--reason", "zzz", "--format", "json").err == (
+        "memconfig: warning: --reason 'zzz' is no reason memconfig gives\n"
+    )
+
+
 def test_since_and_until_bound_the_renders(history: History, capsys: pytest.CaptureFixture[str]) -> None:
     first_of_third = history.runs[2][0]["timestamp"]
     since = audit(capsys, str(history.log), "--since", first_of_third, "--format", "json").json()

@@ -507,6 +507,126 @@ def test_validate_checks_environment_overrides(project: Callable[..., Path]) -> 
     )
 
 
+def test_validate_finds_required_local_files_after_variables_and_home(tmp_path: Path) -> None:
+    """Required sources written with ``~`` and ``${VAR}`` are looked for where a render reads them: there, exit 0."""
+    home, notes = tmp_path / "home", tmp_path / "notes"
+    home.mkdir()
+    notes.mkdir()
+    (home / "AGENTS.md").write_text("Home.\n", encoding="utf-8")
+    (notes / "team.md").write_text("Team.\n", encoding="utf-8")
+    config = tmp_path / "memconfig.yaml"
+    config.write_text(
+        "version: 1\nsources:\n  - {url: ~/AGENTS.md, required: true}\n  - {url: '${NOTES}/team.md', required: true}\n"
+        "  - {url: 'file://${NOTES}/gone.md'}\n",
+        encoding="utf-8",
+    )
+    env = {"HOME": str(home), "NOTES": str(notes)}
+
+    done = run("validate", "-c", str(config), env=env)
+
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"{config}: ok (3 sources)\n", "")
+    (home / "AGENTS.md").unlink()
+    os.mkfifo(home / "AGENTS.md")
+    refused = run("validate", "-c", str(config), env=env)
+    assert refused.returncode == 1
+    assert refused.stderr == (
+        f"memconfig: error: {config}: sources[0]: required source '~/AGENTS.md': "
+        "not_regular_file (is a FIFO, not a regular file); a render would fail (exit 1)\n"
+    )
+    rendered = run("render", "-c", str(config), "--log-file", os.devnull, env=env)
+    assert rendered.returncode == 1
+    assert "'~/AGENTS.md' was not loaded and the render needs it: not_regular_file (is a FIFO, not a regular file)" in (
+        rendered.stderr
+    )
+
+
+def test_validate_help_says_what_its_exit_codes_mean(cli: Cli) -> None:
+    """``validate --help`` names the exit code of a required file a render would skip, and the flag that skips it."""
+    done = cli("validate", "--help")
+
+    assert done.returncode == 0
+    text = " ".join(done.stdout.split())
+    assert "exit 1 when a render would fail for one" in text
+    assert "--no-source-checks check the config alone: do not look for the local files" in text
+
+
+# -- did you mean ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(["rendr"], "argument COMMAND: invalid choice: 'rendr' (did you mean 'render'?)", id="command"),
+        pytest.param(
+            ["render", "-c", "x", "--format", "jsn"],
+            "argument --format: invalid choice: 'jsn' (did you mean 'json'?) (choose from 'text', 'json', 'openai', "
+            "'anthropic')",
+            id="render-format",
+        ),
+        pytest.param(
+            ["render", "-c", "x", "--log-format", "consol"],
+            "argument --log-format: invalid choice: 'consol' (did you mean 'console'?)",
+            id="log-format",
+        ),
+        pytest.param(
+            ["explain", "-c", "x", "--format", "jsno"],
+            "argument --format: invalid choice: 'jsno' (did you mean 'json'?)",
+            id="explain-format",
+        ),
+        pytest.param(
+            ["audit", "--status", "skiped"],
+            "argument --status: invalid choice: 'skiped' (did you mean 'skipped'?)",
+            id="status",
+        ),
+        pytest.param(
+            ["explain", "-c", "x", "--format", "yaml"], "invalid choice: 'yaml' (choose from", id="none-close"
+        ),
+    ],
+)
+def test_an_unknown_choice_on_the_command_line_names_the_closest(cli: Cli, args: list[str], message: str) -> None:
+    """A command, a format, a log format or a status that does not exist: exit 2, the closest choice named."""
+    done = cli(*args)
+
+    assert (done.returncode, done.stdout) == (2, "")
+    assert message in done.stderr
+
+
+def test_a_config_full_of_typos_names_each_closest_key(write_config: WriteConfig) -> None:
+    """Every unknown key, choice and protocol of a config is reported with its closest known one, at once."""
+    path = write_config(
+        "version: 1\nformater: {preset: plain}\nsources:\n  - url: a.md\n    requried: true\n"
+        "  - htps://example.com/AGENTS.md\nlogging: {format: jsn}\n"
+    )
+
+    done = run("validate", "-c", str(path))
+
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines() == [
+        f"memconfig: error: {path}: 4 problems",
+        "  sources[0].requried: unknown key (did you mean 'required'?)",
+        "  logging.format: must be 'json' or 'console' (did you mean 'json'?)",
+        "  formater: unknown key (did you mean 'formatter'?)",
+        "  sources[1].url: unknown protocol 'htps' (did you mean 'https'?); is its fsspec package installed? "
+        "(registered loaders: none)",
+    ]
+
+
+@pytest.mark.parametrize("command", [pytest.param(c, id=c) for c in ("validate", "render")])
+def test_an_unknown_memconfig_variable_is_a_warning_not_an_error(project: Callable[..., Path], command: str) -> None:
+    """``MEMCONFIG_FORMATER__PRESET`` sets nothing: every command warns, naming it and the closest, and goes on."""
+    path = project(formatter={"preset": "plain"})
+    log = ["--log-file", os.devnull] if command == "render" else []
+
+    done = run(command, "-c", str(path), *log, env={"MEMCONFIG_FORMATER__PRESET": "claude"})
+
+    assert done.returncode == 0
+    assert done.stderr == (
+        "memconfig: warning: environment variable MEMCONFIG_FORMATER__PRESET names no config key ('formater'): "
+        "ignored (did you mean MEMCONFIG_FORMATTER__PRESET?)\n"
+    )
+    assert done.stdout == (f"{path}: ok (2 sources)\n" if command == "validate" else "# A\n\nalpha\n\n# B\n\nbeta")
+
+
 @pytest.mark.parametrize("command", [pytest.param(c, id=c) for c in ("render", "validate", "sources")])
 def test_yaml_syntax_error_exits_2_with_position(cli: Cli, write_config: WriteConfig, command: str) -> None:
     """Every command reports a YAML syntax error as FILE:LINE:COLUMN and exits 2."""

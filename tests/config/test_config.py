@@ -156,23 +156,112 @@ def test_bad_source_entries(source: Any, message: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("data", "path"),
+    ("data", "path", "message"),
     [
-        pytest.param({"version": 1, "bogus": 1}, "bogus", id="top-level"),
-        pytest.param({"version": 1, "sources": ["a", "b", {"url": "c", "bogus": 1}]}, "sources[2].bogus", id="source"),
-        pytest.param({"version": 1, "formatter": {"bogus": 1}}, "formatter.bogus", id="formatter"),
-        pytest.param({"version": 1, "loader": {"max_byte": 5}}, "loader.max_byte", id="loader-typo"),
-        pytest.param({"version": 1, "logging": {"path": "x"}}, "logging.path", id="logging"),
-        pytest.param({"version": 1, "cache": {"key": "x"}}, "cache.key", id="cache"),
-        pytest.param({"version": 1, "appender": {"sep": "x"}}, "appender.sep", id="appender"),
+        pytest.param({"version": 1, "bogus": 1}, "bogus", "unknown key", id="top-level"),
+        pytest.param(
+            {"version": 1, "sources": ["a", "b", {"url": "c", "bogus": 1}]},
+            "sources[2].bogus",
+            "unknown key",
+            id="source",
+        ),
+        pytest.param({"version": 1, "formatter": {"bogus": 1}}, "formatter.bogus", "unknown key", id="formatter"),
+        pytest.param(
+            {"version": 1, "loader": {"max_byte": 5}},
+            "loader.max_byte",
+            "unknown key (did you mean 'max_bytes'?)",
+            id="loader-typo",
+        ),
+        pytest.param({"version": 1, "logging": {"path": "x"}}, "logging.path", "unknown key", id="logging"),
+        pytest.param({"version": 1, "cache": {"key": "x"}}, "cache.key", "unknown key", id="cache"),
+        pytest.param({"version": 1, "appender": {"sep": "x"}}, "appender.sep", "unknown key", id="appender"),
     ],
 )
-def test_unknown_keys_are_rejected_with_key_path(data: dict[str, Any], path: str) -> None:
-    """An unknown key is an error naming its full key path."""
+def test_unknown_keys_are_rejected_with_key_path(data: dict[str, Any], path: str, message: str) -> None:
+    """An unknown key is an error naming its full key path, and the known key of its level it is closest to."""
     error = mapping_error(data)
 
-    assert error.problems == (Problem(path, "unknown key"),)
-    assert str(error) == f"{path}: unknown key"
+    assert error.problems == (Problem(path, message),)
+    assert str(error) == f"{path}: {message}"
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        pytest.param({"formater": {"preset": "plain"}}, "formater: unknown key (did you mean 'formatter'?)", id="top"),
+        pytest.param(
+            {"sources": [{"url": "a.md", "requried": True}]},
+            "sources[0].requried: unknown key (did you mean 'required'?)",
+            id="source",
+        ),
+        pytest.param(
+            {"sources": [{"discover": {"names": ["AGENTS.md"], "form": "sub"}}]},
+            "sources[0].discover.form: unknown key (did you mean 'from'?)",
+            id="an-alias-by-its-yaml-name",
+        ),
+        pytest.param(
+            {"sources": [{"url": "a.md", "imports": {"max_dept": 2}}]},
+            "sources[0].imports.max_dept: unknown key (did you mean 'max_depth'?)",
+            id="a-model-defined-further-down",
+        ),
+        pytest.param(
+            {"formatter": {"budget": {"max_char": 10}}},
+            "formatter.budget.max_char: unknown key (did you mean 'max_chars'?)",
+            id="optional-section",
+        ),
+        pytest.param(
+            {"presets": {"mine": {"extend": "plain"}}},
+            "presets.mine.extend: unknown key (did you mean 'extends'?)",
+            id="under-a-name-of-yours",
+        ),
+        pytest.param(
+            {"logging": {"format": "jsn"}},
+            "logging.format: must be 'json' or 'console' (did you mean 'json'?)",
+            id="log",
+        ),
+        pytest.param(
+            {"cache": {"policy": "revalidte"}},
+            "cache.policy: must be 'once', 'revalidate', 'ttl', 'always' or 'watch' (did you mean 'revalidate'?)",
+            id="choices",
+        ),
+        pytest.param(
+            {"formatter": {"preset": "cluade"}},
+            "formatter.preset: unknown preset 'cluade' (did you mean 'claude'?); built-in: claude, codex, deepagents, "
+            "gemini, markdown, plain, xml; none defined under presets",
+            id="preset",
+        ),
+        pytest.param(
+            {"appender": {"format": "antropic"}},
+            "appender.format: unknown format 'antropic' (did you mean 'anthropic'?); "
+            "choose one of: anthropic, json, langchain, openai, text",
+            id="format",
+        ),
+        pytest.param(
+            {"sources": ["htps://example.com/AGENTS.md"]},
+            "sources[0].url: unknown protocol 'htps' (did you mean 'https'?); is its fsspec package installed? "
+            "(registered loaders: none)",
+            id="protocol",
+        ),
+        pytest.param(
+            {"loader": {"allowed_protocols": ["fiel"]}},
+            "loader.allowed_protocols: unknown protocol 'fiel' (did you mean 'file'?) "
+            "(fsspec knows e.g. file, memory, http, https, s3, zip, git)",
+            id="allowed-protocol",
+        ),
+        pytest.param(
+            {"formatter": {"disable": ["escapng"]}},
+            "formatter.disable[0]: 'escapng' is no built-in rule (did you mean 'escaping'?); "
+            "the rules are rules, bom, frontmatter, html_comments, escaping, budgets",
+            id="rule",
+        ),
+        pytest.param({"cache": {"expiry": 5}}, "cache.expiry: unknown key", id="nothing-close-nothing-said"),
+    ],
+)
+def test_an_unknown_name_gets_the_closest_known_one(data: dict[str, Any], problem: str) -> None:
+    """A key, a choice, a preset, a format, a protocol or a rule name not known: the closest one of its kind."""
+    error = mapping_error({"version": 1, **data})
+
+    assert [str(p) for p in error.problems] == [problem]
 
 
 def test_bad_value_is_reported_at_its_key_path() -> None:
@@ -568,6 +657,41 @@ def test_source_urls_keep_variables_as_written(write_config: WriteConfig, monkey
 
 
 # -- MEMCONFIG_ environment overrides ------------------------------------------------
+
+
+def test_an_unknown_memconfig_variable_is_a_warning_naming_the_closest(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MEMCONFIG_FORMATER__PRESET sets nothing: the config loads, and says so with the variable it may have meant;
+    another program's MEMCONFIG_* variable is named too, with no suggestion."""
+    monkeypatch.setenv("MEMCONFIG_FORMATER__PRESET", "claude")
+    monkeypatch.setenv("MEMCONFIG_CHROMIUM", "/usr/bin/chromium")
+    monkeypatch.setenv("MEMCONFIG_LOADER__TIMEOUT", "5")  # read: no warning
+    config = Config.from_mapping({"version": 1})
+
+    assert config.formatter.preset == "deepagents"
+    assert config.loader.timeout == 5
+    assert config.warnings == (
+        Problem("", "environment variable MEMCONFIG_CHROMIUM names no config key ('chromium'): ignored"),
+        Problem(
+            "",
+            "environment variable MEMCONFIG_FORMATER__PRESET names no config key ('formater'): ignored "
+            "(did you mean MEMCONFIG_FORMATTER__PRESET?)",
+        ),
+    )
+
+
+def test_a_bad_key_under_a_known_variable_is_an_error_with_the_closest(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MEMCONFIG_LOADER__TIMOUT reaches loader: an unknown key there, with its suggestion and its variable."""
+    monkeypatch.setenv("MEMCONFIG_LOADER__TIMOUT", "5")
+    error = mapping_error({"version": 1})
+
+    assert [str(p) for p in error.problems] == [
+        "loader.timout: unknown key (did you mean 'timeout'?) (set by environment variable MEMCONFIG_LOADER__TIMOUT)"
+    ]
+
+
+def test_no_warning_without_memconfig_variables() -> None:
+    """A config loaded with no MEMCONFIG_* variable set has no warnings."""
+    assert Config.from_mapping({"version": 1}).warnings == ()
 
 
 def test_environment_overrides_yaml_with_nesting(write_config: WriteConfig, monkeypatch: pytest.MonkeyPatch) -> None:

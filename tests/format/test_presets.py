@@ -161,8 +161,8 @@ def test_a_user_preset_defaults_to_extending_plain(project: Path) -> None:
         pytest.param(
             {"presets": {"mine": {}, "yours": {}}, "formatter": {"preset": "ours"}},
             {
-                "formatter.preset": "unknown preset 'ours'; built-in: claude, codex, deepagents, gemini, markdown, "
-                "plain, xml; defined under presets: mine, yours"
+                "formatter.preset": "unknown preset 'ours' (did you mean 'yours'?); built-in: claude, codex, "
+                "deepagents, gemini, markdown, plain, xml; defined under presets: mine, yours"
             },
             id="unknown-preset",
         ),

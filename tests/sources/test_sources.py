@@ -229,6 +229,31 @@ def test_source_knows_whether_its_url_is_chained(url: str, chained: bool, in_pro
 
 
 @pytest.mark.parametrize(
+    ("entry", "glob_like"),
+    [
+        pytest.param("notes/*.md", True, id="star"),
+        pytest.param("notes/a?.md", True, id="question-mark"),
+        pytest.param("file://notes/[ab].md", True, id="brackets-in-a-file-url"),
+        pytest.param("memory://notes/*.md", True, id="memory"),
+        pytest.param("https://h/docs/*.md", True, id="http-path"),
+        pytest.param("https://h/a.md?token=x", False, id="http-query"),
+        pytest.param("http://[0:0:0:0:0:0:0:1]:8080/a.md", False, id="ipv6-host"),
+        pytest.param("notes/a.md", False, id="plain"),
+        pytest.param({"glob": "notes/*.md"}, False, id="a-glob-is-meant"),
+    ],
+)
+def test_a_url_with_glob_characters_looks_like_a_glob(entry: Any, glob_like: bool) -> None:
+    """``Source.glob_like``: a ``url:`` whose path holds ``*``, ``?`` or ``[`` (not an HTTP query or host); its
+    ``not_found`` detail then says to write ``glob:``, any other skip's is kept as it is."""
+    [source] = sources_of({"sources": [entry]})
+
+    assert source.glob_like is glob_like
+    hinted = "no such file; looks like a glob: write `glob:` instead of `url:` to match files"
+    assert source.skip_detail("not_found", "no such file") == (hinted if glob_like else "no such file")
+    assert source.skip_detail("is_directory", "is a directory") == "is a directory"
+
+
+@pytest.mark.parametrize(
     ("written", "expected"),
     [
         pytest.param("notes/a.md", "{base}/notes/a.md", id="plain-path"),
