@@ -790,6 +790,85 @@ def test_structlog_application_receives_events(tmp_path: Path) -> None:
     assert done.stderr == ""
 
 
+def test_nothing_on_stdout_after_capture_logs(tmp_path: Path) -> None:
+    """After ``capture_logs()`` (which leaves structlog printing to stdout) a render prints nothing; logging gets it."""
+    done = run_python(
+        f"""
+        import json, logging, sys
+        from structlog.testing import capture_logs
+        records = []
+        class Collect(logging.Handler):
+            def emit(self, record):
+                records.append(record.memconfig)
+        logging.getLogger("memconfig").addHandler(Collect())
+        logging.getLogger("memconfig").setLevel(logging.DEBUG)
+        import memconfig
+        pipeline = memconfig.Pipeline.from_yaml({str(EXAMPLE)!r})
+        with capture_logs():
+            pass
+        pipeline.render(system="S")
+        json.dump(records, sys.stderr)
+        """,
+        cwd=tmp_path,
+    )
+
+    assert done.stdout == ""
+    assert event_tuples(json.loads(done.stderr)) == expected_example_events()
+
+
+def test_capture_logs_captures_the_events_and_prints_nothing(tmp_path: Path) -> None:
+    """Inside ``capture_logs()`` the events are captured, twice in a row; before, between and after, nothing prints."""
+    done = run_python(
+        f"""
+        import json, sys
+        from structlog.testing import capture_logs
+        import memconfig
+        pipeline = memconfig.Pipeline.from_yaml({str(EXAMPLE)!r})
+        pipeline.render()
+        captured = []
+        for _ in range(2):
+            with capture_logs() as logs:
+                pipeline.render()
+            captured.append([log["event"] for log in logs])
+            pipeline.render()
+        json.dump(captured, sys.stderr)
+        """,
+        cwd=tmp_path,
+    )
+
+    assert done.stdout == ""
+    first, second = json.loads(done.stderr)
+    assert first == second
+    assert first[-1] == "prompt_built"
+
+
+def test_structlog_application_keeps_its_events_around_capture_logs(tmp_path: Path) -> None:
+    """An application's own structlog configuration gets the events before and after a ``capture_logs()`` block."""
+    done = run_python(
+        f"""
+        import json, sys, structlog
+        from structlog.testing import capture_logs
+        events = []
+        def collect(logger, method, event_dict):
+            events.append(event_dict["event"])
+            return event_dict
+        structlog.configure(processors=[collect, structlog.processors.JSONRenderer()],
+                            logger_factory=structlog.PrintLoggerFactory(sys.stderr))
+        import memconfig
+        pipeline = memconfig.Pipeline.from_yaml({str(EXAMPLE)!r})
+        pipeline.render()
+        with capture_logs() as logs:
+            pipeline.render()
+        pipeline.render()
+        print(json.dumps([events.count("prompt_built"), [log["event"] for log in logs].count("prompt_built")]))
+        """,
+        cwd=tmp_path,
+    )
+
+    assert json.loads(done.stdout) == [2, 1]
+    assert [json.loads(line)["event"] for line in done.stderr.splitlines()].count("prompt_built") == 2
+
+
 def test_json_lines_logger_writes_the_lines_of_the_processor_chain() -> None:
     """The CLI's one-step JSON logger writes what add_log_level + timestamp + JSONRenderer would, keys in order."""
     import io
