@@ -29,6 +29,7 @@ from ..cache import PolicyCache
 from ..config import MAX_CONFIG_BYTES, Config
 from ..exceptions import ConfigError, MemconfigError, OutputNotWritten, bounded
 from ..file_kinds import not_openable
+from ..install import install_hint
 from ..limits import MAX_ERROR_LINE
 from ..model import Render
 from ..pipeline import Pipeline
@@ -164,7 +165,7 @@ def _watched(config: Config, path: str | None) -> Config:
     try:
         import watchfiles  # noqa: F401
     except ImportError:
-        raise ConfigError("--watch needs the watchfiles package: pip install 'memconfig[watch]'") from None
+        raise ConfigError(f"--watch needs the watchfiles package: {install_hint('watch')}") from None
     return config.model_copy(update={"cache": config.cache.model_copy(update={"policy": "watch"})})
 
 
