@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ..append import APPENDERS, appender_for, printable
 from ..cache import PolicyCache
-from ..config import MAX_CONFIG_BYTES, Config
+from ..config import MAX_CONFIG_BYTES, Config, printed_as
 from ..exceptions import ConfigError, MemconfigError, OutputNotWritten, bounded
 from ..file_kinds import not_openable
 from ..install import install_hint
@@ -105,6 +105,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with -o: render again on every change of a source and rewrite FILE, until Ctrl-C "
         "(cache policy watch; needs memconfig[watch]; the config file is not watched)",
     )
+
+
+def loading(args: argparse.Namespace) -> contextlib.AbstractContextManager[None]:
+    """While the config is read: its ``appender`` settings are checked for the ``--format`` printed too.
+
+    ``--format openai`` with ``placement: user`` in a config of format ``text``
+    is no mistake: the format printed uses it.
+    """
+    return printed_as(args.format)
 
 
 def run(config: Config, args: argparse.Namespace) -> int:

@@ -23,6 +23,7 @@ import structlog
 import yaml
 from pydantic import TypeAdapter
 from structlog.testing import capture_logs
+from support.cli import memconfig as run_cli
 
 import memconfig
 import memconfig.append
@@ -709,3 +710,46 @@ def test_cli_config_error_for_an_ignored_setting_exits_2(project: Path) -> None:
     assert (done.returncode, done.stdout) == (2, "")
     assert "appender.placement: has no effect with format 'text'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("printed", "expected"),
+    [
+        pytest.param("openai", {"messages": [{"role": "user", "content": "alpha · ü"}]}, id="openai"),
+        pytest.param("anthropic", {"messages": [{"role": "user", "content": [{"type": "text", "text": "alpha · ü"}]}]},
+                     id="anthropic"),
+    ],
+)  # fmt: skip
+def test_cli_format_that_uses_the_setting_is_checked_before_the_config(
+    project: Path, printed: str, expected: dict[str, Any]
+) -> None:
+    """`render --format openai` with placement user in a config of format text: the block is the first user turn."""
+    done = run_cli("render", "-c", _config_file(project, placement="user"), "--format", printed)
+
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == expected
+
+
+def test_cli_format_json_prints_the_render_whatever_the_appender_settings(project: Path) -> None:
+    """`--format json` prints the render itself: placement user, for the config's other formats, is no mistake."""
+    done = run_cli("render", "-c", _config_file(project, placement="user"), "--format", "json")
+
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["text"] == "alpha · ü"
+
+
+def test_cli_format_keeps_the_settings_of_the_configs_own_format(project: Path) -> None:
+    """A config of format openai with role developer prints as text: the setting is the config's own format's."""
+    done = run_cli("render", "-c", _config_file(project, format="openai", role="developer"), "--format", "text")
+
+    assert (done.returncode, done.stdout) == (0, "alpha · ü")
+
+
+def test_cli_setting_no_format_in_play_uses_exits_2(project: Path) -> None:
+    """role (openai's) in a config of format text, printed as anthropic: exit 2 naming both formats and the key."""
+    done = run_cli("render", "-c", _config_file(project, role="developer"), "--format", "anthropic")
+
+    assert (done.returncode, done.stdout) == (2, "")
+    assert "appender.role: has no effect with format 'text' nor with --format 'anthropic' (it applies to: openai)" in (
+        done.stderr
+    )
