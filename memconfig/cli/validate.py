@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..config import Config
+from ..words import counted
 
 __all__ = ["run"]
 
@@ -12,5 +13,5 @@ HELP = "check the config; list every problem"
 
 
 def run(config: Config, args: argparse.Namespace) -> int:
-    print(f"{config.file or args.config}: ok ({len(config.sources)} sources)")
+    print(f"{config.file or args.config}: ok ({counted(len(config.sources), 'source')})")
     return 0

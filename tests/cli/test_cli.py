@@ -243,7 +243,7 @@ def test_config_dash_reads_standard_input_relative_to_the_working_folder(tmp_pat
     )
 
     assert done.returncode == 0, done.stderr
-    expected = {"render": "Keep it short.", "validate": "<stdin>: ok (1 sources)\n"}
+    expected = {"render": "Keep it short.", "validate": "<stdin>: ok (1 source)\n"}
     if command in expected:
         assert done.stdout == expected[command]
     else:
@@ -463,6 +463,17 @@ def test_decode_error_with_skip_policy_renders(project: Callable[..., Path], tmp
 
 
 # -- validate ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sources", "expected"),
+    [pytest.param(["a.md"], "1 source", id="one"), pytest.param(["a.md", "b.md"], "2 sources", id="two")],
+)
+def test_validate_counts_the_sources_in_words(write_config: WriteConfig, sources: list[str], expected: str) -> None:
+    """``validate`` says "ok (1 source)" for one, "ok (2 sources)" for two."""
+    config = write_config({"version": 1, "sources": sources})
+
+    assert run("validate", "-c", str(config)).stdout == f"{config}: ok ({expected})\n"
 
 
 def test_validate_ok() -> None:
