@@ -68,14 +68,29 @@ class _PrintableNames(Collection[str]):
         return sum(1 for _ in self)
 
 
+#: Why a shape the library has cannot be printed, and what to do instead (``--format NAME`` says it, as --help does).
+_NOT_PRINTABLE = {
+    "langchain": "LangChain messages are Python objects, which a command line cannot print: --format openai prints "
+    "the same messages as JSON (in Python: appender format langchain, or memconfig.integrations.langchain)",
+}
+
+
+def _format_name(name: str) -> str:
+    """``--format``'s value: a shape that is registered but cannot be printed is refused, saying why."""
+    if name in _NOT_PRINTABLE:
+        raise argparse.ArgumentTypeError(f"{name!r} cannot be printed: {_NOT_PRINTABLE[name]}")
+    return name
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format",
+        type=_format_name,
         choices=_PrintableNames(),
         metavar="FORMAT",  # not the choices: listing them would read the plugins' entry points at every start
         help="what to print: the prompt (text), the render (json), an SDK call's keyword arguments (openai, "
         "anthropic), or a plugin's printable shape (default: the config's appender.format if it can be printed, "
-        "else text)",
+        f"else text). Not langchain: {_NOT_PRINTABLE['langchain']}",
     )
     parser.add_argument(
         "--path",

@@ -689,12 +689,32 @@ def test_cli_default_format_for_an_unprintable_one_is_text(
 
 
 def test_cli_bad_format_lists_the_choices(project: Path, cli: Callable[..., tuple[int, str, str]]) -> None:
-    """An unknown (or unprintable) `--format` exits 2 listing the printable ones."""
-    for name in ("yaml", "langchain"):
-        code, out, err = cli("-c", _config_file(project), "--format", name)
-        assert (code, out) == (2, "")
-        assert f"invalid choice: '{name}'" in err
-        assert "'text', 'json', 'openai', 'anthropic'" in err
+    """An unknown `--format` exits 2 listing the printable ones."""
+    code, out, err = cli("-c", _config_file(project), "--format", "yaml")
+    assert (code, out) == (2, "")
+    assert "invalid choice: 'yaml'" in err
+    assert "'text', 'json', 'openai', 'anthropic'" in err
+
+
+def test_cli_format_langchain_says_why_it_cannot_be_printed(project: Path) -> None:
+    """`--format langchain` exits 2 saying LangChain messages are Python objects and what to use instead."""
+    done = run_cli("render", "-c", _config_file(project), "--format", "langchain")
+
+    assert (done.returncode, done.stdout) == (2, "")
+    [line] = [line for line in done.stderr.splitlines() if line.startswith("memconfig render: error: ")]
+    assert line.startswith("memconfig render: error: argument --format: 'langchain' cannot be printed: ")
+    assert "LangChain messages are Python objects" in line and "--format openai" in line
+    assert "memconfig.integrations.langchain" in line and "invalid choice" not in line
+
+
+def test_cli_help_says_why_langchain_is_not_a_format() -> None:
+    """`render --help` says, under --format, why langchain is not a choice and what prints the same messages."""
+    done = run_cli("render", "--help")
+
+    help_text = " ".join(done.stdout.split())
+    assert done.returncode == 0
+    assert "Not langchain: LangChain messages are Python objects, which a command line cannot print" in help_text
+    assert "--format openai prints the same messages as JSON" in help_text
 
 
 def test_cli_config_error_for_an_ignored_setting_exits_2(project: Path) -> None:
