@@ -3,8 +3,10 @@
 The library never configures logging. If the application has configured
 structlog, events go through it; otherwise they go to the stdlib logger
 ``memconfig`` as JSON text (with the fields in ``record.memconfig``), which
-prints nothing unless the application asked for it. Nothing is ever written
-to stdout.
+prints nothing unless the application asked for it. structlog's own
+out-of-the-box set-up (its built-in processors printing to stdout, which
+``structlog.testing.capture_logs()`` leaves behind) is not the application's:
+nothing is ever written to stdout unless the application configured it so.
 
 Every event is declared once, as a typed record (a named tuple whose fields
 are the event's and whose docstring says what it means) listed in
@@ -24,6 +26,7 @@ import hashlib
 import itertools
 import json
 import logging
+import sys
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -95,11 +98,19 @@ LEVELS: Mapping[str, int] = {
 }
 _stdlib = logging.getLogger(LOGGER_NAME)
 _stdlib.addHandler(logging.NullHandler())  # the library's own logger: silent unless the application says otherwise
-_bound: tuple[tuple[int, ...], Any] | None = None
+#: structlog's configuration by identity, its logger assembled, and its processors when its loggers print to stdout
+_bound: tuple[tuple[int, ...], Any, Any] | None = None
 
 
 def _structlog_logger() -> Any:
-    """structlog's logger for the current configuration, assembled once per configuration.
+    """structlog's logger when the application configured structlog, else ``False`` (events go to stdlib logging).
+
+    structlog counts as the application's when ``structlog.configure`` was
+    called and the result is not structlog's own out-of-the-box set-up (its
+    built-in processors printing to stdout): ``structlog.testing.capture_logs()``
+    calls ``configure`` and, on its way out, leaves exactly that set-up behind,
+    which would print memconfig's events on stdout. Inside ``capture_logs`` the
+    events go to it, as to any configuration the application made.
 
     A lazy proxy assembles a new logger on every call; memconfig logs on every
     render, so it keeps the assembled one until ``structlog.configure`` changes
@@ -107,10 +118,18 @@ def _structlog_logger() -> Any:
     cannot be reused by a later configuration.)
     """
     global _bound
+    if not structlog.is_configured():
+        return False
     token = _configuration()
-    if _bound is None or _bound[0] != token:
-        _bound = (token, structlog.get_logger(LOGGER_NAME).bind())
-    return _bound[1]
+    bound = _bound
+    if bound is None or bound[0] != token:
+        found = structlog.get_config()
+        printing = found["processors"] if _prints_to_stdout(found["logger_factory"]) else None
+        bound = _bound = (token, structlog.get_logger(LOGGER_NAME).bind(), printing)
+    # capture_logs changes the processors in place: only their content tells its inside from its aftermath
+    if bound[2] is not None and _built_in(bound[2]):
+        return False
+    return bound[1]
 
 
 def _configuration() -> tuple[int, ...]:
@@ -132,12 +151,35 @@ def _configuration() -> tuple[int, ...]:
     )
 
 
+def _prints_to_stdout(factory: object) -> bool:
+    """Whether structlog's *factory* makes loggers that write to stdout (its default does)."""
+    printers = (structlog.PrintLoggerFactory, structlog.WriteLoggerFactory, structlog.BytesLoggerFactory)
+    if not isinstance(factory, printers):
+        return False
+    file = getattr(factory, "_file", None)  # None: the logger's default, stdout
+    return file is None or file in (sys.stdout, sys.__stdout__, getattr(sys.stdout, "buffer", None))
+
+
+def _built_in(processors: Any) -> bool:
+    """Whether *processors* are structlog's built-in defaults, the very objects (as ``reset_defaults`` sets them)."""
+    default = _BUILT_IN_PROCESSORS
+    return (
+        isinstance(processors, (list, tuple))
+        and len(processors) == len(default)
+        and all(mine is theirs for mine, theirs in zip(processors, default, strict=True))
+    )
+
+
 _STRUCTLOG_CONFIG = getattr(getattr(structlog, "_config", None), "_CONFIG", None)
 if not all(
     hasattr(_STRUCTLOG_CONFIG, name)
     for name in ("default_processors", "logger_factory", "default_wrapper_class", "default_context_class")
 ):
     _STRUCTLOG_CONFIG = None
+#: structlog's own default processors (a private name: when it is gone, every configuration counts as the application's)
+_BUILT_IN_PROCESSORS: Sequence[Any] = getattr(getattr(structlog, "_config", None), "_BUILTIN_DEFAULT_PROCESSORS", ())
+if not isinstance(_BUILT_IN_PROCESSORS, (list, tuple)) or not _BUILT_IN_PROCESSORS:
+    _BUILT_IN_PROCESSORS = (object(),)  # matches no configuration
 
 _PASS_LOGGER: contextvars.ContextVar[Any] = contextvars.ContextVar("memconfig_pass_logger", default=None)
 
@@ -145,7 +187,7 @@ _PASS_LOGGER: contextvars.ContextVar[Any] = contextvars.ContextVar("memconfig_pa
 @contextlib.contextmanager
 def one_pass() -> Iterator[None]:
     """Look up the logger once for a pass that logs a line per source (instead of once per line)."""
-    token = _PASS_LOGGER.set(_structlog_logger() if structlog.is_configured() else False)
+    token = _PASS_LOGGER.set(_structlog_logger())
     try:
         yield
     finally:
@@ -181,7 +223,7 @@ def _emit(level: str, event: str, fields: dict[str, Any]) -> None:
     fields["render_id"] = _RENDER_ID.get()
     logger = _PASS_LOGGER.get()
     if logger is None:
-        logger = _structlog_logger() if structlog.is_configured() else False
+        logger = _structlog_logger()
     if logger is not False:
         getattr(logger, level)(event, **fields)
         return
@@ -743,8 +785,7 @@ class BuiltLine:
         self._bound: tuple[Any, Any] | None = None  # (the logger it was bound to, the bound logger)
 
     def __call__(self, duration_ms: float) -> None:
-        if _PASS_LOGGER.get() is None and structlog.is_configured():
-            logger = _structlog_logger()
+        if _PASS_LOGGER.get() is None and (logger := _structlog_logger()) is not False:
             bound = self._bound
             if bound is None or bound[0] is not logger:
                 bound = self._bound = (logger, logger.bind(**self._fields))

@@ -37,7 +37,7 @@ from .expand import EXPANDERS
 from .file_kinds import file_place, irregular_kind
 from .interpolation import variable_names
 from .load.confinement import Confinement, Roots
-from .load.errors import classify
+from .load.errors import classify, over_max_bytes, over_max_matches
 from .load.local import look_at
 from .model import SkipReason
 from .sources import Source, build_sources
@@ -45,6 +45,7 @@ from .sources.hosts import HTTP
 from .sources.places import same_place
 from .sources.redact import mask
 from .sources.urls import IN_PROCESS, LOCAL, chain, local_path, local_path_in, static_prefix
+from .words import counted
 
 if TYPE_CHECKING:
     from .config import Config
@@ -173,7 +174,7 @@ class PlannedSource:
             "not_expanded": "not expanded",
         }[self.verdict]
         if self.verdict == "expanded":
-            text = f"{words} {len(self.matches)} {'match' if len(self.matches) == 1 else 'matches'}"
+            text = f"{words} {counted(len(self.matches), 'match')}"
         else:
             head = f"{words}: {self.reason}" if self.reason is not None else words
             text = f"{head} ({self.detail})" if self.detail else head
@@ -446,11 +447,11 @@ class _Planner:
             detail = f"is {irregular}, not a regular file"
             return self._planned(source, variables, checks, "skipped", SkipReason.NOT_REGULAR_FILE, detail)
         fits = size <= self.max_bytes
-        checks.append(Check("max_bytes", self.max_bytes, f"{size:,} bytes", fits))
+        checks.append(Check("max_bytes", self.max_bytes, counted(size, "byte"), fits))
         if not fits:
-            detail = f"larger than loader.max_bytes ({self.max_bytes} bytes)"
+            detail = over_max_bytes(self.max_bytes)
             return self._planned(source, variables, checks, "skipped", SkipReason.TOO_LARGE, detail)
-        return self._planned(source, variables, checks, "read", None, f"{size:,} bytes")
+        return self._planned(source, variables, checks, "read", None, counted(size, "byte"))
 
     def _chained(self, source: Source, variables: tuple[str, ...], checks: list[Check]) -> PlannedSource:
         for part in chain(source.url):
@@ -489,9 +490,9 @@ class _Planner:
             return self._planned(source, variables, checks, "skipped", reason, source.redact(detail))
         count = len(children)
         fits = count <= self.max_matches
-        checks.append(Check("max_matches", self.max_matches, f"{count:,} {'match' if count == 1 else 'matches'}", fits))
+        checks.append(Check("max_matches", self.max_matches, counted(count, "match"), fits))
         if not fits:
-            detail = f"matched {count} files, more than loader.max_matches ({self.max_matches})"
+            detail = over_max_matches(count, self.max_matches)
             return self._planned(source, variables, checks, "skipped", SkipReason.TOO_LARGE, detail)
         if not children:
             return self._planned(source, variables, checks, "skipped", SkipReason.NOT_FOUND, "the glob matched no file")
@@ -539,7 +540,7 @@ class _Planner:
                     candidates.append(Candidate(path, reason, detail))
             folders.append(PlannedFolder(folder, tuple(candidates)))
         count = len(found.folders)
-        detail = f"{where}; {count} {'folder' if count == 1 else 'folders'} from {found.start}"
+        detail = f"{where}; {counted(count, 'folder')} from {found.start}"
         if not taken:
             planned = self._planned(source, variables, checks, "skipped", SkipReason.NOT_FOUND, detail)
         else:

@@ -12,8 +12,9 @@ Python with :func:`register`, as fsspec's ``register_implementation`` does.
 
 A miss says what there is to choose from; a target whose module cannot be
 imported says what to install. This module depends on nothing but
-:mod:`memconfig.exceptions` (and the leaf :mod:`memconfig.suggest`), so the
-config's schema can check a name against a registry without importing a single stage.
+:mod:`memconfig.exceptions` (and the leaves :mod:`memconfig.suggest` and, for a
+missing extra's message, :mod:`memconfig.install`), so the config's schema can check
+a name against a registry without importing a single stage.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Generic, Literal, NamedTuple, TypeVar
 
 from .exceptions import ConfigError
+from .install import install_hint
 from .suggest import did_you_mean
 
 __all__ = [
@@ -44,7 +46,7 @@ class Entry(NamedTuple):
 
     Attributes:
         target: ``"module:attr"`` (imported on first use) or the object itself.
-        extra: the memconfig extra that brings what it imports (``pip install 'memconfig[extra]'``).
+        extra: the memconfig extra that brings what it imports (the message names the command that installs it).
         errtxt: said instead when the import fails (the name of a package outside memconfig's extras).
     """
 
@@ -173,7 +175,7 @@ class Registry(Generic[E]):
             try:
                 target = importlib.import_module(module_name)
             except ImportError as exc:
-                hint = entry.errtxt or (f"pip install 'memconfig[{entry.extra}]'" if entry.extra else str(exc))
+                hint = entry.errtxt or (install_hint(entry.extra) if entry.extra else str(exc))
                 raise ConfigError(f"{self.what} {name!r} needs a package that is not installed ({hint})") from None
             for part in attribute.split(".") if attribute else ():
                 target = getattr(target, part)

@@ -85,6 +85,17 @@ def test_globs_are_listed_and_no_fifo_is_opened(tmp_path: Path) -> None:
     assert {c["name"]: c["outcome"] for c in glob["checks"]} == {"max_matches": "3 matches"}
 
 
+def test_one_match_one_byte_are_singular(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A glob matching one file of one byte: "expands to 1 match", "max_matches: 1 match", "would be read (1 byte)"."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("a")
+    config = write(tmp_path, {"version": 1, "sources": [{"glob": "docs/*.md"}]})
+    assert main(["explain", "-c", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert "check max_matches: 1 match [ok]" in out and "-> expands to 1 match" in out
+    assert "check max_bytes: 1 byte [ok]" in out and "-> would be read (1 byte)" in out
+
+
 def test_the_text_report_names_sources_checks_verdicts_and_layers(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

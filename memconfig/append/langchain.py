@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING, Any, Literal, cast, overload
 try:
     from langchain_core.messages import BaseMessage, ContentBlock, HumanMessage, SystemMessage
 except ImportError:  # pragma: no cover - exercised by the appender registry's install hint
-    raise ImportError("the langchain appender needs langchain: pip install 'memconfig[langchain]'") from None
+    from ..install import install_hint
+
+    raise ImportError(f"the langchain appender needs langchain: {install_hint('langchain')}") from None
 
 from .shapes import HasText, one_of
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..words import counted
 from .model import IN_PROMPT, Audit, RenderSummary, SourceState, SourceSummary, VersionChange
 
 __all__ = ["MAX_BARS", "MAX_COLUMNS", "html_pieces", "render_html", "write_html"]
@@ -111,10 +112,10 @@ def html_pieces(audit: Audit, *, title: str = "memconfig audit") -> Iterator[str
 def _overview(audit: Audit) -> str:
     span = f"{_when(audit.first_time)} to {_when(audit.last_time)}" if audit.first_time else "no timed event"
     facts = [
-        f"{_count(audit.renders_total, 'render')} ({audit.renders_failed} failed)",
-        _count(len(audit.sources), "source"),
+        f"{counted(audit.renders_total, 'render')} ({audit.renders_failed} failed)",
+        counted(len(audit.sources), "source"),
         span,
-        f"{_count(audit.lines.events, 'event')} in {_count(audit.lines.lines, 'line')}",
+        f"{counted(audit.lines.events, 'event')} in {counted(audit.lines.lines, 'line')}",
     ]
     if audit.filters:
         shown = ", ".join(f"{key}={value}" for key, value in sorted(audit.filters.items()) if value not in (None, []))
@@ -214,9 +215,11 @@ def _share(audit: Audit) -> str:
     bars = [_Bar(s.name or s.source, s.source, _in_prompt(s) or 0, _bar_kind(s)) for s in present[:MAX_BARS]]
     if len(present) > MAX_BARS:
         rest = present[MAX_BARS:]
-        bars.append(_Bar(f"{len(rest)} other sources", "", sum(_in_prompt(s) or 0 for s in rest), SourceState.LOADED))
+        bars.append(
+            _Bar(counted(len(rest), "other source"), "", sum(_in_prompt(s) or 0 for s in rest), SourceState.LOADED)
+        )
     last = _last_finished(audit.renders)
-    block = f"; the last block was {_number(last.chars)} characters" if last is not None and last.chars else ""
+    block = f"; the last block was {counted(last.chars, 'character')}" if last is not None and last.chars else ""
     parts.append(
         f'<p class="meta">characters each source takes in the prompt (after processing, as of its last load), '
         f"and its share of them all{_text(block)}. A source cut by a limit or a budget is blue.</p>"
@@ -240,7 +243,7 @@ def _timeline(audit: Audit) -> str:
     parts.append(
         f'<p class="meta">{_text(note)}{_text(_when(renders[0].time or renders[0].started))} to '
         f"{_text(_when(renders[-1].time or renders[-1].started))}"
-        + (f"; {_text(_count(hidden, 'earlier render'))} not drawn" if hidden > 0 else "")
+        + (f"; {_text(counted(hidden, 'earlier render'))} not drawn" if hidden > 0 else "")
         + "</p>"
     )
     parts.append(_legend([*_LANES, _FAILED, _UNFINISHED]))
@@ -482,10 +485,10 @@ def _version_summary(source: SourceSummary) -> str:
         seen = "never loaded in these logs"
     else:
         seen = (
-            f"{_count(source.versions, 'version')}, last changed {_when(source.sha256_changed)}; "
+            f"{counted(source.versions, 'version')}, last changed {_when(source.sha256_changed)}; "
             f"{_number(source.chars)} chars now" + (f" ({source.trend:+,} since first seen)" if source.trend else "")
         )
-    return f"{seen}; {_count(source.loads, 'load')}, in the prompt of {_count(source.renders, 'render')}"
+    return f"{seen}; {counted(source.loads, 'load')}, in the prompt of {counted(source.renders, 'render')}"
 
 
 def _changes_table(changes: Sequence[VersionChange], versions: int) -> str:
@@ -572,10 +575,6 @@ def _render_state(render: RenderSummary) -> str:
 
 def _last_finished(renders: Sequence[RenderSummary]) -> RenderSummary | None:
     return next((render for render in reversed(renders) if render.finished and not render.failed), None)
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def _number(value: float | None) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..columns import Column
+from ..words import counted
 from .model import Audit, LineCounts, RenderSummary, SourceAt, SourceSummary
 
 __all__ = ["TABLE_RENDERS", "Column", "Table", "audit_data", "audit_tables", "headline"]
@@ -42,6 +43,10 @@ def _count(counter: Counter[str]) -> str:
     return ", ".join(f"{key} {n}" for key, n in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))) or "-"
 
 
+def _chars(value: int | None) -> str:
+    return "- chars" if value is None else counted(value, "char")
+
+
 def _number(value: int | float | None) -> str:
     if value is None:
         return "-"
@@ -58,7 +63,7 @@ def _trend(summary: SourceSummary) -> str:
 
 
 def _counts(counts: LineCounts) -> str:
-    parts = [f"{counts.lines:,} lines", f"{counts.events:,} events"]
+    parts = [counted(counts.lines, "line"), counted(counts.events, "event")]
     if counts.filtered:
         parts.append(f"{counts.filtered:,} outside the time window")
     foreign = sum(counts.foreign.values())
@@ -71,11 +76,11 @@ def _counts(counts: LineCounts) -> str:
         parts.append(f"{counts.newer_schema:,} from a newer schema (read for the fields known)")
     unknown = sum(counts.unknown_events.values())
     if unknown:
-        parts.append(f"{unknown:,} unknown events ({_count(counts.unknown_events)})")
+        parts.append(f"{counted(unknown, 'unknown event')} ({_count(counts.unknown_events)})")
     if counts.repeated:
         parts.append(f"{counts.repeated:,} repeated (renders already read: a log given twice, or a copy)")
     for bound, n in sorted(counts.not_itemised.items()):
-        parts.append(f"{n:,} events of {bound} past the audit's bounds (counted in their renders, not listed)")
+        parts.append(f"{counted(n, 'event')} of {bound} past the audit's bounds (counted in their renders, not listed)")
     return ", ".join(parts)
 
 
@@ -85,8 +90,8 @@ def headline(audit: Audit) -> list[str]:
     failed = f" ({audit.renders_failed:,} failed)" if audit.renders_failed else ""
     span = f", {_short_time(audit.first_time)} to {_short_time(audit.last_time)}" if audit.first_time else ""
     found = [
-        f"{logs} log{'s' if logs != 1 else ''}, {audit.renders_total:,} renders{failed}, "
-        f"{len(audit.sources):,} sources{span}",
+        f"{counted(logs, 'log')}, {counted(audit.renders_total, 'render')}{failed}, "
+        f"{counted(len(audit.sources), 'source')}{span}",
         _counts(audit.lines),
     ]
     found += [f"unreadable: {log.name}: {log.error}" for log in audit.inputs if log.error]
@@ -191,9 +196,7 @@ def _at_table(audit: Audit) -> Table | None:
     r = at.render
     where = f" on {r.host}" if r.host else ""
     pid = f" (pid {r.pid})" if r.pid is not None else ""
-    note = (
-        f"render {r.render_id}{where}{pid} at {_short_time(r.time)}: {_number(r.chars)} chars, sha256 {r.sha256 or '-'}"
-    )
+    note = f"render {r.render_id}{where}{pid} at {_short_time(r.time)}: {_chars(r.chars)}, sha256 {r.sha256 or '-'}"
     rows = [
         (
             s.label,

@@ -37,6 +37,7 @@ from fsspec.implementations.local import LocalFileSystem
 
 from .. import events
 from ..expand.capabilities import ExpanderTable
+from ..install import install_hint
 from ..model import Spot
 
 if TYPE_CHECKING:
@@ -271,7 +272,7 @@ class Watching:
         try:
             import watchfiles
         except ImportError:
-            self._fail("watchfiles_missing", "watchfiles is not installed (pip install 'memconfig[watch]')")
+            self._fail("watchfiles_missing", f"watchfiles is not installed ({install_hint('watch')})")
             return
         for recursive in (False, True):
             if folders[recursive] == self._folders[recursive] and recursive in self._threads:

@@ -27,6 +27,7 @@ from ..model import SkipReason
 from ..safe_text import escaped
 from ..sources.redact import secret_values_in
 from ..suggest import did_you_mean
+from ..words import counted
 from .progress import on_terminal, progress
 from .tables import print_table, terminal_width, wrap
 
@@ -122,7 +123,7 @@ def run(config: Config | None, args: argparse.Namespace) -> int:
             bar.advance()
 
         def reading(read: InputSummary) -> None:
-            bar.describe(f"{READING}: {read.name}, {read.lines:,} lines")
+            bar.describe(f"{READING}: {read.name}, {counted(read.lines, 'line')}")
 
         audit = read_audit(logs, filters, progress=done, tick=reading, secrets=secrets)
     if args.html:

@@ -16,6 +16,7 @@ from ..exceptions import ConfigError, Problem
 from ..explain import Explanation, PlannedSource, explain
 from ..limits import MAX_CONFIG_BYTES
 from ..safe_text import escaped
+from ..words import counted
 
 __all__ = ["Loaded", "load", "run"]
 
@@ -75,7 +76,7 @@ def report(explanation: Explanation) -> list[str]:
     for name, value in limits.items():
         shown = "any (not set)" if value is None else ", ".join(map(str, value)) if isinstance(value, list) else value
         if name == "max_bytes":
-            shown = f"{value:,} bytes"
+            shown = counted(value, "byte")
         elif name == "timeout":
             shown = f"{value:g} s (a remote glob's listing)"
         lines.append(f"  loader.{name:<18} {_clean(str(shown))}")

@@ -132,7 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             module = COMMANDS[args.command]
             load = getattr(module, "load", _load)  # explain reads the config itself: it keeps the YAML's text
-            config = load(args.config) if args.config is not None else None  # optional for some commands
+            with getattr(module, "loading", _as_written)(args):  # render checks the config for its --format too
+                config = load(args.config) if args.config is not None else None  # optional for some commands
             _warn(getattr(config, "config", config))  # explain's is the config and its text
             exit_code: int = module.run(config, args)
             return exit_code
@@ -167,6 +168,11 @@ def _os_error(exc: OSError) -> str:
     """An OS error in its own words, with the file it names (``No such file or directory: out.md``)."""
     reason = exc.strerror or str(exc) or type(exc).__name__
     return f"{exc.filename}: {reason}" if exc.filename else reason
+
+
+def _as_written(args: argparse.Namespace) -> contextlib.AbstractContextManager[None]:
+    """How a command without a ``loading`` hook reads its config: as the file says."""
+    return contextlib.nullcontext()
 
 
 def _load(name: str) -> Config:

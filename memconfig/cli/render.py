@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ..append import APPENDERS, appender_for, printable
 from ..cache import PolicyCache
-from ..config import MAX_CONFIG_BYTES, Config
+from ..config import MAX_CONFIG_BYTES, Config, printed_as
 from ..exceptions import ConfigError, MemconfigError, OutputNotWritten, bounded
 from ..file_kinds import not_openable
+from ..install import install_hint
 from ..limits import MAX_ERROR_LINE
 from ..model import Render
 from ..pipeline import Pipeline
@@ -67,14 +68,29 @@ class _PrintableNames(Collection[str]):
         return sum(1 for _ in self)
 
 
+#: Why a shape the library has cannot be printed, and what to do instead (``--format NAME`` says it, as --help does).
+_NOT_PRINTABLE = {
+    "langchain": "LangChain messages are Python objects, which a command line cannot print: --format openai prints "
+    "the same messages as JSON (in Python: appender format langchain, or memconfig.integrations.langchain)",
+}
+
+
+def _format_name(name: str) -> str:
+    """``--format``'s value: a shape that is registered but cannot be printed is refused, saying why."""
+    if name in _NOT_PRINTABLE:
+        raise argparse.ArgumentTypeError(f"{name!r} cannot be printed: {_NOT_PRINTABLE[name]}")
+    return name
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format",
+        type=_format_name,
         choices=_PrintableNames(),
         metavar="FORMAT",  # not the choices: listing them would read the plugins' entry points at every start
         help="what to print: the prompt (text), the render (json), an SDK call's keyword arguments (openai, "
         "anthropic), or a plugin's printable shape (default: the config's appender.format if it can be printed, "
-        "else text)",
+        f"else text). Not langchain: {_NOT_PRINTABLE['langchain']}",
     )
     parser.add_argument(
         "--path",
@@ -104,6 +120,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with -o: render again on every change of a source and rewrite FILE, until Ctrl-C "
         "(cache policy watch; needs memconfig[watch]; the config file is not watched)",
     )
+
+
+def loading(args: argparse.Namespace) -> contextlib.AbstractContextManager[None]:
+    """While the config is read: its ``appender`` settings are checked for the ``--format`` printed too.
+
+    ``--format openai`` with ``placement: user`` in a config of format ``text``
+    is no mistake: the format printed uses it.
+    """
+    return printed_as(args.format)
 
 
 def run(config: Config, args: argparse.Namespace) -> int:
@@ -164,7 +189,7 @@ def _watched(config: Config, path: str | None) -> Config:
     try:
         import watchfiles  # noqa: F401
     except ImportError:
-        raise ConfigError("--watch needs the watchfiles package: pip install 'memconfig[watch]'") from None
+        raise ConfigError(f"--watch needs the watchfiles package: {install_hint('watch')}") from None
     return config.model_copy(update={"cache": config.cache.model_copy(update={"policy": "watch"})})
 
 

@@ -19,6 +19,7 @@ from ..config import Config
 from ..exceptions import bounded
 from ..model import Failure, SkipReason
 from ..safe_text import escaped
+from ..words import counted
 
 __all__ = ["add_arguments", "run"]
 
@@ -60,7 +61,7 @@ def run(config: Config, args: argparse.Namespace) -> int:
         head = f"memconfig: error: {file}: {len(failures)} required sources would be skipped; {_FAILS}"
         _say("\n".join([head, *(f"  {where}: {failure}" for where, failure in failures)]))
     else:
-        print(f"{file}: ok ({len(config.sources)} sources)")
+        print(f"{file}: ok ({counted(len(config.sources), 'source')})")
         return 0
     return SOURCE_FAILS
 

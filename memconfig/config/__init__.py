@@ -24,6 +24,7 @@ from .schema import (
     LoaderConfig,
     LoggingConfig,
     SourceConfig,
+    printed_as,
 )
 
 __all__ = [
@@ -41,4 +42,5 @@ __all__ = [
     "expand_vars",
     "load_config",
     "load_config_stream",
+    "printed_as",
 ]

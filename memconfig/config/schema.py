@@ -10,6 +10,7 @@ disk (:mod:`~memconfig.config.checks`); reading a YAML file into a config is
 from __future__ import annotations
 
 import codecs
+import contextlib
 import contextvars
 import os
 import re
@@ -590,6 +591,34 @@ class CacheControlConfig(_Model):
         return self.model_dump(exclude_none=True)
 
 
+#: The shape the command line prints the render in (``render --format``), while it reads the config.
+_PRINTED: contextvars.ContextVar[str | None] = contextvars.ContextVar("printed", default=None)
+
+
+@contextlib.contextmanager
+def printed_as(format: str | None) -> Iterator[None]:
+    """Check the configs validated inside for printing in *format* too (``memconfig render --format``).
+
+    An ``appender`` setting is a mistake when no format in play uses it: the
+    config's own ``appender.format``, nor the one the command line prints
+    (``--format openai`` with ``placement: user`` in a config of format
+    ``text``). A shape that uses no setting (``json``: the render as it is,
+    before any appender joins it to a prompt) leaves every setting to the
+    config's other uses. ``None``: the config's own format only.
+    """
+    token = _PRINTED.set(format)
+    try:
+        yield
+    finally:
+        _PRINTED.reset(token)
+
+
+def _unused(name: str, format: str) -> bool:
+    """Whether the appender setting *name* has no effect with *format* (an unknown format: it is reported)."""
+    entry = appenders.get(format)
+    return entry is not None and entry.honours is not None and name not in entry.honours
+
+
 class AppenderConfig(_Model):
     """The shape a render is handed over in, and how the block joins an existing system prompt."""
 
@@ -618,13 +647,21 @@ class AppenderConfig(_Model):
     @field_validator("separator", "position", "placement", "role", "cache_control")
     @classmethod
     def _honoured(cls, value: Any, info: ValidationInfo) -> Any:
-        """A setting the configured format does not use is a mistake, unless it is left at its default."""
+        """A setting no format in play uses (:func:`printed_as`) is a mistake, unless it is left at its default."""
         name, format = info.field_name or "", info.data.get("format")
-        entry = appenders.get(format) if isinstance(format, str) else None
-        if entry is None or entry.honours is None or name in entry.honours or value == cls.model_fields[name].default:
+        if not isinstance(format, str) or not _unused(name, format) or value == cls.model_fields[name].default:
             return value
+        printed = _PRINTED.get()
+        also = ""
+        if printed is not None and printed != format:
+            entry = appenders.get(printed)
+            if entry is not None and entry.honours == frozenset():
+                return value  # it prints the render as it is: the settings are for the config's other uses
+            if not _unused(name, printed):
+                return value
+            also = f" nor with --format {printed!r}"
         users = ", ".join(n for n, e in sorted(APPENDERS.items()) if e.honours is not None and name in e.honours)
-        raise ValueError(f"has no effect with format {format!r} (it applies to: {users})")
+        raise ValueError(f"has no effect with format {format!r}{also} (it applies to: {users})")
 
 
 class ProcessorConfig(_Model):

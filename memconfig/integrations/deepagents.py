@@ -39,9 +39,9 @@ try:
     from langchain.agents.middleware.types import AgentMiddleware, ModelRequest, ModelResponse, PrivateStateAttr
     from langchain_core.messages import ContentBlock, SystemMessage
 except ImportError:
-    raise ImportError(
-        "memconfig.integrations.deepagents needs deepagents: pip install 'memconfig[deepagents]'"
-    ) from None
+    from ..install import install_hint
+
+    raise ImportError(f"memconfig.integrations.deepagents needs deepagents: {install_hint('deepagents')}") from None
 
 from .. import events
 from ..append.langchain import LangchainAppender

@@ -36,9 +36,9 @@ try:
     from langchain.agents.middleware.types import ModelRequest, PrivateStateAttr
     from langgraph.types import Command
 except ImportError:
-    raise ImportError(
-        "memconfig.integrations.langchain needs LangChain v1: pip install 'memconfig[langchain]'"
-    ) from None
+    from ..install import install_hint
+
+    raise ImportError(f"memconfig.integrations.langchain needs LangChain v1: {install_hint('langchain')}") from None
 try:
     from langchain.agents.middleware import TracePolicy, omit_payload
 except ImportError:  # a LangChain v1 from before trace policies: hooks are traced as LangChain does it

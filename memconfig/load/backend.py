@@ -27,6 +27,7 @@ from typing import Any
 
 from ..drive import Either, Flow, run
 from ..model import LoadRequest, LoadResult, SkipReason, Status
+from .errors import over_max_bytes
 
 __all__ = ["BACKEND_ERRORS", "BackendLoader", "BackendResult"]
 
@@ -150,9 +151,7 @@ class BackendLoader:
         if data is None:
             return _skipped(request, SkipReason.ERROR, "the backend returned no content", started)
         if self.max_bytes is not None and len(data) > self.max_bytes:
-            return _skipped(
-                request, SkipReason.TOO_LARGE, f"larger than loader.max_bytes ({self.max_bytes} bytes)", started
-            )
+            return _skipped(request, SkipReason.TOO_LARGE, over_max_bytes(self.max_bytes), started)
         sha256 = hashlib.sha256(data).hexdigest()
         place = "backend:" + source.url
         if sha256 == request.sha256:

@@ -9,8 +9,9 @@ import errno
 
 from ..model import SkipReason
 from ..sources.hosts import HostNotAllowed
+from ..words import counted
 
-__all__ = ["classify", "retry_after"]
+__all__ = ["classify", "over_max_bytes", "over_max_matches", "retry_after"]
 
 _TRANSIENT_ERRNOS = frozenset(
     {
@@ -50,6 +51,19 @@ _S3_TRANSIENT = frozenset(
 _CUT_SHORT = frozenset({"ClientPayloadError", "ResponseStreamingError", "IncompleteRead"})
 # botocore's own timeouts (connect_timeout, read_timeout), which are not TimeoutErrors.
 _TIMEOUTS = frozenset({"ConnectTimeoutError", "ReadTimeoutError"})
+
+
+def over_max_bytes(limit: int) -> str:
+    """The detail of a ``too_large`` skip for a file over ``loader.max_bytes`` (a render's and explain's alike).
+
+    The limit is shown as the config writes it (no thousands separator).
+    """
+    return f"larger than loader.max_bytes ({limit} bytes)"
+
+
+def over_max_matches(count: int, limit: int) -> str:
+    """The detail of a ``too_large`` skip for a glob that matched more files than ``loader.max_matches``."""
+    return f"matched {counted(count, 'file')}, more than loader.max_matches ({limit})"
 
 
 def classify(exc: BaseException) -> tuple[SkipReason, str, bool]:

@@ -43,7 +43,7 @@ from ..model import LoadRequest, LoadResult, LocalCheck, SkipReason, Status
 from ..sources.urls import chain, local_path_in
 from ..stages import token_of
 from .confinement import Confinement
-from .errors import classify, retry_after
+from .errors import classify, over_max_bytes, over_max_matches, retry_after
 from .fingerprints import fingerprint, local_fingerprint, local_version
 from .local import look_at
 from .reads import answers_with_info, is_http, is_s3, read_async, read_fd, s3_info
@@ -557,7 +557,7 @@ class FsspecLoader:
         read_at = started if read_at is None else read_at
         try:
             if len(data) > settings.max_bytes:
-                raise _Skip(SkipReason.TOO_LARGE, f"larger than loader.max_bytes ({settings.max_bytes} bytes)")
+                raise _Skip(SkipReason.TOO_LARGE, over_max_bytes(settings.max_bytes))
             sha256 = hashlib.sha256(data).hexdigest()
             if sha256 == request.sha256:
                 return _unchanged(request, known, started, sha256)
@@ -593,7 +593,7 @@ class FsspecLoader:
     def _matches(self, source: Source, children: list[Source]) -> list[Source]:
         limit = self.settings.max_matches
         if len(children) > limit:
-            raise _Skip(SkipReason.TOO_LARGE, f"matched {len(children)} files, more than loader.max_matches ({limit})")
+            raise _Skip(SkipReason.TOO_LARGE, over_max_matches(len(children), limit))
         return children
 
     def _expanded(self, request: LoadRequest, started: float, results: list[LoadResult]) -> list[LoadResult]:

@@ -8,7 +8,7 @@ English prose, Markdown and Python code, and 1.2-1.3x on Chinese, Japanese and
 Korean text (see docs/budgets.md for the table): a budget in estimated tokens errs
 on the side of a smaller block.
 
-Exact counts use tiktoken (``pip install 'memconfig[tokens]'``), with the
+Exact counts use tiktoken (the ``tokens`` extra), with the
 encoding's ranks read from a local file only: ``formatter.tokens.encoding_file``,
 or tiktoken's own cache. Nothing is ever downloaded; an encoding that is not
 on the machine is a :class:`~memconfig.ConfigError` when the pipeline is built,
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..exceptions import ConfigError, Problem
 from ..file_kinds import not_openable
+from ..install import install_hint
 from ..limits import MAX_RANKS_BYTES
 
 if TYPE_CHECKING:
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 __all__ = ["CHARACTERS", "ESTIMATE", "Characters", "Counter", "TiktokenCount", "TokenEstimate", "token_counter"]
 
 _WHERE = "formatter.tokens"
-INSTALL_HINT = "pip install 'memconfig[tokens]'"
 
 
 class Counter(Protocol):
@@ -154,7 +154,7 @@ def _tiktoken_counter(tokens: TokensConfig, config: Config) -> TiktokenCount:
         import tiktoken
         import tiktoken.registry
     except ImportError:
-        raise _error("count", f"tiktoken is not installed: {INSTALL_HINT}", config) from None
+        raise _error("count", f"tiktoken is not installed: {install_hint('tokens')}", config) from None
     constructors = _constructors(tiktoken.registry)
     name = tokens.encoding
     if name not in constructors:

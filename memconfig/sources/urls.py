@@ -20,6 +20,7 @@ import fsspec
 from fsspec.core import split_protocol
 from fsspec.implementations.local import LocalFileSystem
 
+from ..install import install_hint
 from ..interpolation import expand_vars
 from ..registry import loaders
 from ..suggest import did_you_mean
@@ -243,7 +244,7 @@ def protocol_problem(written: str) -> str | None:
             fsspec.get_filesystem_class(protocol)
         except ImportError as exc:
             extra = EXTRAS.get(protocol)
-            hint = f"pip install 'memconfig[{extra}]'" if extra else str(exc)
+            hint = install_hint(extra) if extra else str(exc)
             return f"the {protocol}:// filesystem is not installed ({hint})"
         except ValueError:
             names = loaders.names()

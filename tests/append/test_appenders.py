@@ -7,6 +7,7 @@ import copy
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -22,6 +23,7 @@ import structlog
 import yaml
 from pydantic import TypeAdapter
 from structlog.testing import capture_logs
+from support.cli import memconfig as run_cli
 
 import memconfig
 import memconfig.append
@@ -32,6 +34,7 @@ from memconfig.append.anthropic import AnthropicAppender
 from memconfig.append.json import JSONAppender
 from memconfig.append.openai import OpenAIAppender
 from memconfig.cli import main
+from memconfig.install import install_hint
 from memconfig.registry import appenders
 
 
@@ -93,8 +96,8 @@ def test_unknown_name_lists_the_choices() -> None:
 
 @pytest.mark.usefixtures("with_missing_extra")
 def test_missing_dependency_names_the_extra_to_install() -> None:
-    """An entry whose module cannot be imported raises a ConfigError naming `pip install 'memconfig[EXTRA]'`."""
-    with pytest.raises(ConfigError, match=r"pip install 'memconfig\[openai\]'") as caught:
+    """An entry whose module cannot be imported raises a ConfigError naming the command that installs its extra."""
+    with pytest.raises(ConfigError, match=re.escape(install_hint("openai"))) as caught:
         appender_for("fake", Config(version=1))
     assert "'fake'" in str(caught.value)
 
@@ -102,7 +105,7 @@ def test_missing_dependency_names_the_extra_to_install() -> None:
 @pytest.mark.usefixtures("with_missing_extra")
 def test_missing_dependency_fails_when_the_pipeline_is_built(project: Path) -> None:
     """A config asking for an entry whose package is missing fails at `from_config`, not mid-render."""
-    with pytest.raises(ConfigError, match=r"pip install 'memconfig\[openai\]'"):
+    with pytest.raises(ConfigError, match=re.escape(install_hint("openai"))):
         Pipeline.from_config(_config(project, appender={"format": "fake"}))
 
 
@@ -686,12 +689,32 @@ def test_cli_default_format_for_an_unprintable_one_is_text(
 
 
 def test_cli_bad_format_lists_the_choices(project: Path, cli: Callable[..., tuple[int, str, str]]) -> None:
-    """An unknown (or unprintable) `--format` exits 2 listing the printable ones."""
-    for name in ("yaml", "langchain"):
-        code, out, err = cli("-c", _config_file(project), "--format", name)
-        assert (code, out) == (2, "")
-        assert f"invalid choice: '{name}'" in err
-        assert "'text', 'json', 'openai', 'anthropic'" in err
+    """An unknown `--format` exits 2 listing the printable ones."""
+    code, out, err = cli("-c", _config_file(project), "--format", "yaml")
+    assert (code, out) == (2, "")
+    assert "invalid choice: 'yaml'" in err
+    assert "'text', 'json', 'openai', 'anthropic'" in err
+
+
+def test_cli_format_langchain_says_why_it_cannot_be_printed(project: Path) -> None:
+    """`--format langchain` exits 2 saying LangChain messages are Python objects and what to use instead."""
+    done = run_cli("render", "-c", _config_file(project), "--format", "langchain")
+
+    assert (done.returncode, done.stdout) == (2, "")
+    [line] = [line for line in done.stderr.splitlines() if line.startswith("memconfig render: error: ")]
+    assert line.startswith("memconfig render: error: argument --format: 'langchain' cannot be printed: ")
+    assert "LangChain messages are Python objects" in line and "--format openai" in line
+    assert "memconfig.integrations.langchain" in line and "invalid choice" not in line
+
+
+def test_cli_help_says_why_langchain_is_not_a_format() -> None:
+    """`render --help` says, under --format, why langchain is not a choice and what prints the same messages."""
+    done = run_cli("render", "--help")
+
+    help_text = " ".join(done.stdout.split())
+    assert done.returncode == 0
+    assert "Not langchain: LangChain messages are Python objects, which a command line cannot print" in help_text
+    assert "--format openai prints the same messages as JSON" in help_text
 
 
 def test_cli_config_error_for_an_ignored_setting_exits_2(project: Path) -> None:
@@ -707,3 +730,46 @@ def test_cli_config_error_for_an_ignored_setting_exits_2(project: Path) -> None:
     assert (done.returncode, done.stdout) == (2, "")
     assert "appender.placement: has no effect with format 'text'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("printed", "expected"),
+    [
+        pytest.param("openai", {"messages": [{"role": "user", "content": "alpha · ü"}]}, id="openai"),
+        pytest.param("anthropic", {"messages": [{"role": "user", "content": [{"type": "text", "text": "alpha · ü"}]}]},
+                     id="anthropic"),
+    ],
+)  # fmt: skip
+def test_cli_format_that_uses_the_setting_is_checked_before_the_config(
+    project: Path, printed: str, expected: dict[str, Any]
+) -> None:
+    """`render --format openai` with placement user in a config of format text: the block is the first user turn."""
+    done = run_cli("render", "-c", _config_file(project, placement="user"), "--format", printed)
+
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == expected
+
+
+def test_cli_format_json_prints_the_render_whatever_the_appender_settings(project: Path) -> None:
+    """`--format json` prints the render itself: placement user, for the config's other formats, is no mistake."""
+    done = run_cli("render", "-c", _config_file(project, placement="user"), "--format", "json")
+
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["text"] == "alpha · ü"
+
+
+def test_cli_format_keeps_the_settings_of_the_configs_own_format(project: Path) -> None:
+    """A config of format openai with role developer prints as text: the setting is the config's own format's."""
+    done = run_cli("render", "-c", _config_file(project, format="openai", role="developer"), "--format", "text")
+
+    assert (done.returncode, done.stdout) == (0, "alpha · ü")
+
+
+def test_cli_setting_no_format_in_play_uses_exits_2(project: Path) -> None:
+    """role (openai's) in a config of format text, printed as anthropic: exit 2 naming both formats and the key."""
+    done = run_cli("render", "-c", _config_file(project, role="developer"), "--format", "anthropic")
+
+    assert (done.returncode, done.stdout) == (2, "")
+    assert "appender.role: has no effect with format 'text' nor with --format 'anthropic' (it applies to: openai)" in (
+        done.stderr
+    )

@@ -564,6 +564,35 @@ def test_an_unchanged_turn_still_counts_its_sources(tmp_path: Path) -> None:
     assert sources["gone.md"].skips == {"not_found": 1} and sources["gone.md"].renders == 0
 
 
+@pytest.mark.parametrize(
+    ("turns", "sources", "expected"),
+    [
+        pytest.param(1, ["a.md"], "1 log, 1 render, 1 source, ", id="one"),
+        pytest.param(2, ["a.md", "b.md"], "1 log, 2 renders, 2 sources, ", id="two"),
+    ],
+)
+def test_the_headline_counts_in_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], turns: int, sources: list[str], expected: str
+) -> None:
+    """One render of one source reads "1 render, 1 source"; two of each, "2 renders, 2 sources"."""
+    for name in sources:
+        (tmp_path / name).write_text("x\n", encoding="utf-8")
+    log = tmp_path / "log.jsonl"
+    with open(log, "ab") as stream:
+        configure_cli_logging("json", "info", stream)
+        pipeline = Pipeline.from_config(Config.from_mapping({"version": 1, "sources": sources}, base_dir=tmp_path))
+        for _ in range(turns):
+            pipeline.render()
+    structlog.reset_defaults()
+
+    lines = audit(capsys, str(log)).out.splitlines()
+    last = log.read_text(encoding="utf-8").splitlines()[-1]
+    (log.parent / "one.jsonl").write_text(last + "\n", encoding="utf-8")
+
+    assert lines[0].startswith(expected)
+    assert audit(capsys, str(log.parent / "one.jsonl")).out.splitlines()[1] == "1 line, 1 event"
+
+
 def test_a_source_dropped_in_every_render_is_out_since_its_first_drop(tmp_path: Path) -> None:
     """Over budget in three runs: each loads it and drops it again, and its drop began at the first."""
     (tmp_path / "small.md").write_text("small\n", encoding="utf-8")
@@ -649,7 +678,7 @@ def test_a_newer_schema_is_read_for_the_fields_known(capsys: pytest.CaptureFixtu
     assert by_source(data)["AGENTS.md"]["loads"] == 1
     table = audit(capsys, str(BAD_LOGS / "newer-schema.jsonl")).out
     assert "2 from a newer schema (read for the fields known)" in table
-    assert "1 unknown events (source_quarantined 1)" in table
+    assert "1 unknown event (source_quarantined 1)" in table
 
 
 def test_a_50_mb_line_is_cut_off_in_bounded_memory(history: History, tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ from support.pipelines import plain_pipeline
 
 from memconfig import Pipeline
 from memconfig.cache.watcher import RECENT, Watching
+from memconfig.install import install_hint
 from memconfig.integrations.langchain import MemconfigMiddleware
 
 HANG = 20.0  # seconds: only a hang takes this long; nothing below asserts a duration
@@ -249,7 +250,7 @@ def test_without_watchfiles_every_source_is_revalidated_with_a_warning(
     warnings = [e for e in logs if e["event"] == "source_unwatched"]
     assert sorted(e["source"] for e in warnings) == ["f0.md", "f1.md"]
     assert {e["reason"] for e in warnings} == {"watchfiles_missing"}
-    assert "memconfig[watch]" in warnings[0]["detail"]
+    assert install_hint("watch") in warnings[0]["detail"]
     (tree / "f1.md").write_text("edited\n", encoding="utf-8")
     assert "edited" in pipeline.build().text
     assert not _watching(pipeline).armed

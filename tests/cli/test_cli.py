@@ -243,7 +243,7 @@ def test_config_dash_reads_standard_input_relative_to_the_working_folder(tmp_pat
     )
 
     assert done.returncode == 0, done.stderr
-    expected = {"render": "Keep it short.", "validate": "<stdin>: ok (1 sources)\n"}
+    expected = {"render": "Keep it short.", "validate": "<stdin>: ok (1 source)\n"}
     if command in expected:
         assert done.stdout == expected[command]
     else:
@@ -463,6 +463,17 @@ def test_decode_error_with_skip_policy_renders(project: Callable[..., Path], tmp
 
 
 # -- validate ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sources", "expected"),
+    [pytest.param(["a.md"], "1 source", id="one"), pytest.param(["a.md", "b.md"], "2 sources", id="two")],
+)
+def test_validate_counts_the_sources_in_words(write_config: WriteConfig, sources: list[str], expected: str) -> None:
+    """``validate`` says "ok (1 source)" for one, "ok (2 sources)" for two."""
+    config = write_config({"version": 1, "sources": sources})
+
+    assert run("validate", "-c", str(config)).stdout == f"{config}: ok ({expected})\n"
 
 
 def test_validate_ok() -> None:
@@ -908,6 +919,85 @@ def test_structlog_application_receives_events(tmp_path: Path) -> None:
     assert event_tuples(events) == expected_example_events()
     assert all(e["method"] == "info" for e in events)
     assert done.stderr == ""
+
+
+def test_nothing_on_stdout_after_capture_logs(tmp_path: Path) -> None:
+    """After ``capture_logs()`` (which leaves structlog printing to stdout) a render prints nothing; logging gets it."""
+    done = run_python(
+        f"""
+        import json, logging, sys
+        from structlog.testing import capture_logs
+        records = []
+        class Collect(logging.Handler):
+            def emit(self, record):
+                records.append(record.memconfig)
+        logging.getLogger("memconfig").addHandler(Collect())
+        logging.getLogger("memconfig").setLevel(logging.DEBUG)
+        import memconfig
+        pipeline = memconfig.Pipeline.from_yaml({str(EXAMPLE)!r})
+        with capture_logs():
+            pass
+        pipeline.render(system="S")
+        json.dump(records, sys.stderr)
+        """,
+        cwd=tmp_path,
+    )
+
+    assert done.stdout == ""
+    assert event_tuples(json.loads(done.stderr)) == expected_example_events()
+
+
+def test_capture_logs_captures_the_events_and_prints_nothing(tmp_path: Path) -> None:
+    """Inside ``capture_logs()`` the events are captured, twice in a row; before, between and after, nothing prints."""
+    done = run_python(
+        f"""
+        import json, sys
+        from structlog.testing import capture_logs
+        import memconfig
+        pipeline = memconfig.Pipeline.from_yaml({str(EXAMPLE)!r})
+        pipeline.render()
+        captured = []
+        for _ in range(2):
+            with capture_logs() as logs:
+                pipeline.render()
+            captured.append([log["event"] for log in logs])
+            pipeline.render()
+        json.dump(captured, sys.stderr)
+        """,
+        cwd=tmp_path,
+    )
+
+    assert done.stdout == ""
+    first, second = json.loads(done.stderr)
+    assert first == second
+    assert first[-1] == "prompt_built"
+
+
+def test_structlog_application_keeps_its_events_around_capture_logs(tmp_path: Path) -> None:
+    """An application's own structlog configuration gets the events before and after a ``capture_logs()`` block."""
+    done = run_python(
+        f"""
+        import json, sys, structlog
+        from structlog.testing import capture_logs
+        events = []
+        def collect(logger, method, event_dict):
+            events.append(event_dict["event"])
+            return event_dict
+        structlog.configure(processors=[collect, structlog.processors.JSONRenderer()],
+                            logger_factory=structlog.PrintLoggerFactory(sys.stderr))
+        import memconfig
+        pipeline = memconfig.Pipeline.from_yaml({str(EXAMPLE)!r})
+        pipeline.render()
+        with capture_logs() as logs:
+            pipeline.render()
+        pipeline.render()
+        print(json.dumps([events.count("prompt_built"), [log["event"] for log in logs].count("prompt_built")]))
+        """,
+        cwd=tmp_path,
+    )
+
+    assert json.loads(done.stdout) == [2, 1]
+    assert [json.loads(line)["event"] for line in done.stderr.splitlines()].count("prompt_built") == 2
 
 
 def test_json_lines_logger_writes_the_lines_of_the_processor_chain() -> None:

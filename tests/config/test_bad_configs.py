@@ -217,7 +217,7 @@ def test_a_config_given_as_a_pipe_is_read(tmp_path: Path, clean_environment: Non
             writer.write("version: 1\nsources: [a.md]\n")
         out, err = process.communicate(timeout=HANG)
 
-    assert (process.returncode, out, err) == (0, f"/dev/fd/{read}: ok (1 sources)\n", "")
+    assert (process.returncode, out, err) == (0, f"/dev/fd/{read}: ok (1 source)\n", "")
 
 
 def test_json_nested_without_end_in_an_environment_override(

@@ -31,6 +31,7 @@ from structlog.testing import capture_logs
 from support.models import RecordingModel
 
 from memconfig.exceptions import ConfigError, SourceError
+from memconfig.install import install_hint
 from memconfig.integrations.deepagents import DEFAULT_TEMPLATE, MemoryMiddleware
 
 FILES: dict[str, bytes] = {
@@ -225,7 +226,7 @@ def test_import_without_deepagents_says_what_to_install() -> None:
         "except ImportError as e: print(e)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
-    assert "pip install 'memconfig[deepagents]'" in done.stdout
+    assert install_hint("deepagents") in done.stdout
 
 
 # -- inside create_deep_agent, for each backend kind --------------------------------

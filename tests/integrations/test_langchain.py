@@ -25,6 +25,7 @@ from support.models import RecordingModel
 from memconfig import Config, ConfigError, Pipeline, SourceError
 from memconfig.append import appender_for
 from memconfig.append.langchain import LangchainAppender
+from memconfig.install import install_hint
 from memconfig.integrations.langchain import MemconfigMiddleware
 
 
@@ -532,12 +533,12 @@ except ImportError as exc:
 
 
 def test_import_without_langchain_says_what_to_install() -> None:
-    """Importing the middleware without LangChain is an ImportError naming `pip install 'memconfig[langchain]'`."""
+    """Importing the middleware without LangChain is an ImportError naming the command that installs the extra."""
     done = subprocess.run(
         [sys.executable, "-c", _WITHOUT_LANGCHAIN], capture_output=True, text=True, timeout=120, check=False
     )
     assert done.returncode == 0, done.stderr
-    assert "pip install 'memconfig[langchain]'" in done.stdout
+    assert install_hint("langchain") in done.stdout
 
 
 class _RunRecorder(BaseTracer):

@@ -31,6 +31,7 @@ from support.servers import Bucket, WebServer
 from memconfig import ConfigError, FsspecLoader, LoadRequest, Pipeline, Source, SourceError, load_config
 from memconfig.cli import main
 from memconfig.drive import arun
+from memconfig.install import install_hint
 from memconfig.sources import build_sources
 
 FAST = {"backoff": 0.01, "timeout": 2.0, "retries": 2}
@@ -918,15 +919,15 @@ def test_unknown_or_uninstalled_protocol_is_a_config_error(
 
 @pytest.mark.parametrize("command", [pytest.param("validate", id="validate"), pytest.param("render", id="render")])
 def test_missing_extra_names_the_extra_to_install(write_config: Callable[..., Path], command: str) -> None:
-    """With aiohttp and s3fs unimportable (as when not installed), the error names memconfig[http] and memconfig[s3]."""
+    """With aiohttp and s3fs unimportable (as when not installed), the error names the commands that install them."""
     config = write_config(
         {"version": 1, "sources": ["http://127.0.0.1:9/AGENTS.md", {"glob": "s3://bucket/rules/*.md"}]}
     )
     # A None entry in sys.modules makes ``import`` raise ImportError, exactly as an absent package does.
     cli = run_cli(command, "-c", str(config), prelude="import sys; sys.modules['aiohttp'] = sys.modules['s3fs'] = None")
     assert cli.code == 2, cli.stderr
-    assert "sources[0].url" in cli.stderr and "memconfig[http]" in cli.stderr
-    assert "sources[1].glob" in cli.stderr and "memconfig[s3]" in cli.stderr
+    assert "sources[0].url" in cli.stderr and install_hint("http") in cli.stderr
+    assert "sources[1].glob" in cli.stderr and install_hint("s3") in cli.stderr
     assert "Traceback" not in cli.stderr
 
 

@@ -19,6 +19,7 @@ from support.pipelines import events_named as _events
 from support.pipelines import plain_pipeline
 
 from memconfig import Config, ConfigError, Pipeline
+from memconfig.install import install_hint
 from memconfig.process.tokens import ESTIMATE, TiktokenCount, TokenEstimate, token_counter
 
 #: cl100k_base's pre-tokenizer pattern, as tiktoken publishes it: the small test encoding splits text the same way.
@@ -255,11 +256,11 @@ def test_an_encoding_file_over_the_limit_is_refused_saying_the_limit(tmp_path: P
 
 
 def test_tiktoken_not_installed_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    """count: tiktoken without the package: a ConfigError naming pip install 'memconfig[tokens]'."""
+    """count: tiktoken without the package: a ConfigError naming the command that installs the tokens extra."""
     monkeypatch.setitem(sys.modules, "tiktoken", None)
     with pytest.raises(ConfigError) as caught:
         Pipeline.from_config({"version": 1, "formatter": {"tokens": {"count": "tiktoken"}}})
-    assert str(caught.value) == "formatter.tokens.count: tiktoken is not installed: pip install 'memconfig[tokens]'"
+    assert str(caught.value) == f"formatter.tokens.count: tiktoken is not installed: {install_hint('tokens')}"
 
 
 def test_missing_encoding_exits_2_from_the_cli(tmp_path: Path, empty_cache: Path) -> None:
