@@ -46,13 +46,23 @@ def install_command(extra: str, installed: Distribution | None) -> str:
 
 
 def _installed() -> Distribution | None:
-    """memconfig's installed distribution, or ``None`` (run from a folder on ``sys.path``)."""
+    """memconfig's installed distribution, or ``None`` (run from a folder on ``sys.path``).
+
+    Run from a clone's root, the first ``memconfig`` metadata on ``sys.path`` is
+    the ``memconfig.egg-info`` that setuptools leaves in the tree when it builds
+    an editable install: not an install, and it has no ``direct_url.json``. The
+    one that says how memconfig was installed is in site-packages, so metadata
+    in the source tree itself is passed over.
+    """
     from importlib import metadata
 
-    try:
-        return metadata.distribution(_DISTRIBUTION)
-    except metadata.PackageNotFoundError:
-        return None
+    tree = _source_tree()
+    for found in metadata.distributions(name=_DISTRIBUTION):
+        folder = getattr(found, "_path", None)  # PathDistribution's; no public name for it
+        if tree is not None and folder is not None and _same_folder(os.path.dirname(os.path.abspath(folder)), tree):
+            continue  # the build's by-product beside the package, not what installed it
+        return found
+    return None
 
 
 def _requirement(extra: str, installed: Distribution | None) -> str:

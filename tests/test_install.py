@@ -6,13 +6,13 @@ import json
 import os
 import shlex
 import sys
-from importlib.metadata import PathDistribution, distribution
+from importlib.metadata import PathDistribution, distributions
 from pathlib import Path
 from typing import Any
 
 import pytest
 from packaging.requirements import Requirement
-from support.cli import memconfig
+from support.cli import ROOT, memconfig
 
 from memconfig.install import install_command
 
@@ -106,7 +106,9 @@ def test_environment_without_pip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 def _editable_folder() -> str:
     """The folder the test environment's memconfig is installed from, editable (skips the test otherwise)."""
-    origin = json.loads(distribution("memconfig").read_text("direct_url.json") or "{}")
+    # the metadata that says how it was installed: not a memconfig.egg-info a build left in the clone's root
+    installed = [d.read_text("direct_url.json") for d in distributions(name="memconfig")]
+    origin = json.loads(next((text for text in installed if text), "{}"))
     if not origin.get("dir_info", {}).get("editable"):
         pytest.skip("memconfig is not installed editable here")
     from urllib.request import url2pathname
@@ -139,3 +141,15 @@ def test_cli_missing_extra_names_the_command_for_this_install(tmp_path: Path, ac
 
     assert done.returncode == 2
     assert f"({pip} install -e {shlex.quote(f'{folder}[http]')})" in done.stderr, done.stderr
+
+
+def test_cli_run_from_the_clone_root_names_the_clone(tmp_path: Path) -> None:
+    """From the clone's root, where the editable build left ``memconfig.egg-info`` (metadata with no record of how
+    memconfig was installed, first on ``sys.path``), the hint is still the editable install of the clone."""
+    folder = _editable_folder()
+    config = tmp_path / "memconfig.yaml"
+    config.write_text("version: 1\nsources:\n  - http://127.0.0.1:9/AGENTS.md\n", encoding="utf-8")
+    done = memconfig("render", "-c", str(config), cwd=ROOT, prelude="import sys; sys.modules['aiohttp'] = None")
+
+    assert done.returncode == 2
+    assert f"-m pip install -e {shlex.quote(f'{folder}[http]')})" in done.stderr, done.stderr

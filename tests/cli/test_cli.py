@@ -615,7 +615,7 @@ def test_a_config_full_of_typos_names_each_closest_key(write_config: WriteConfig
     assert done.stderr.splitlines() == [
         f"memconfig: error: {path}: 4 problems",
         "  sources[0].requried: unknown key (did you mean 'required'?)",
-        "  logging.format: must be 'json' or 'console' (did you mean 'json'?)",
+        "  logging.format: must be 'auto', 'json' or 'console' (did you mean 'json'?)",
         "  formater: unknown key (did you mean 'formatter'?)",
         "  sources[1].url: unknown protocol 'htps' (did you mean 'https'?); is its fsspec package installed? "
         "(registered loaders: none)",

@@ -216,7 +216,7 @@ def test_unknown_keys_are_rejected_with_key_path(data: dict[str, Any], path: str
         ),
         pytest.param(
             {"logging": {"format": "jsn"}},
-            "logging.format: must be 'json' or 'console' (did you mean 'json'?)",
+            "logging.format: must be 'auto', 'json' or 'console' (did you mean 'json'?)",
             id="log",
         ),
         pytest.param(
