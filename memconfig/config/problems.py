@@ -181,4 +181,11 @@ def _env_hint(loc: tuple[int | str, ...]) -> str:
         name = PREFIX + "__".join(names[:end]).upper()
         if name in set_names:
             return f" (set by environment variable {name})"
+        below = sorted(n for n in set_names if n.startswith(f"{name}__"))
+        if below:  # MEMCONFIG_SOURCES__0__URL: pydantic-settings makes a mapping of it, never a list's item
+            return (
+                f" (set by environment variable {below[0]}: a list is set whole, as JSON, e.g. {name}='[...]')"
+                if len(below) == 1
+                else f" (set by environment variables {', '.join(below)}: a list is set whole, as JSON in {name})"
+            )
     return ""

@@ -203,6 +203,31 @@ class DiscoverConfig(_Model):
     _vars = field_validator("from_")(_check_vars)
 
 
+class ImportsConfig(_Model):
+    """``imports:``: ``@path`` tokens in a file's text are replaced by the files they name.
+
+    See :mod:`memconfig.expand.imports`.
+
+    ``imports: true`` (or ``false``) is short for ``{enabled: true}``. A source's own
+    ``imports`` overrides the config's, field by field.
+    """
+
+    enabled: bool = True
+    """Replace ``@path`` tokens (``false``: the text is left as it is)."""
+    max_depth: int = Field(default=5, ge=0, le=32)
+    """The top file is depth 0; files down to this depth are inlined (Claude Code: five hops)."""
+    markers: Literal["none", "comments"] = "none"
+    """``comments``: Gemini CLI's ``<!-- Imported from: P -->`` … ``<!-- End of import from: P -->`` around what is
+    inlined, and ``<!-- Import failed: P - reason -->`` where an import failed."""
+    allow_home: bool = False
+    """``@~/path`` imports a file under the home folder (outside the project root)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_bool(cls, value: Any) -> Any:
+        return {"enabled": value} if isinstance(value, bool) else value
+
+
 class SourceConfig(_Model):
     """One entry of ``sources``: a URL, a glob or a discovery, with its options.
 
@@ -310,31 +335,6 @@ class SourceConfig(_Model):
     def __repr_str__(self, join_str: str) -> str:
         # pydantic types this inherited attribute as Representation's; repr() and str() both come through here.
         return Redactor({}, self._secrets)(super().__repr_str__(join_str))  # type: ignore[misc]
-
-
-class ImportsConfig(_Model):
-    """``imports:``: ``@path`` tokens in a file's text are replaced by the files they name.
-
-    See :mod:`memconfig.expand.imports`.
-
-    ``imports: true`` (or ``false``) is short for ``{enabled: true}``. A source's own
-    ``imports`` overrides the config's, field by field.
-    """
-
-    enabled: bool = True
-    """Replace ``@path`` tokens (``false``: the text is left as it is)."""
-    max_depth: int = Field(default=5, ge=0, le=32)
-    """The top file is depth 0; files down to this depth are inlined (Claude Code: five hops)."""
-    markers: Literal["none", "comments"] = "none"
-    """``comments``: Gemini CLI's ``<!-- Imported from: P -->`` … ``<!-- End of import from: P -->`` around what is
-    inlined, and ``<!-- Import failed: P - reason -->`` where an import failed."""
-    allow_home: bool = False
-    """``@~/path`` imports a file under the home folder (outside the project root)."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _from_bool(cls, value: Any) -> Any:
-        return {"enabled": value} if isinstance(value, bool) else value
 
 
 class LoaderConfig(_Model):

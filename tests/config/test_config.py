@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -686,6 +687,20 @@ def test_a_bad_key_under_a_known_variable_is_an_error_with_the_closest(monkeypat
 
     assert [str(p) for p in error.problems] == [
         "loader.timout: unknown key (did you mean 'timeout'?) (set by environment variable MEMCONFIG_LOADER__TIMOUT)"
+    ]
+
+
+def test_a_list_item_set_by_a_variable_says_a_list_is_set_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MEMCONFIG_SOURCES__0__URL cannot set one item of ``sources``: the error names it and how a list is set, and
+    no warning about an unresolved type reaches the user (pydantic-settings warns of one while it reads variables)."""
+    monkeypatch.setenv("MEMCONFIG_SOURCES__0__URL", "AGENTS.md")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        error = mapping_error({"version": 1})
+
+    assert [str(p) for p in error.problems] == [
+        "sources: must be a valid list (set by environment variable MEMCONFIG_SOURCES__0__URL: a list is set whole, "
+        "as JSON, e.g. MEMCONFIG_SOURCES='[...]')"
     ]
 
 
