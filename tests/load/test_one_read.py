@@ -16,7 +16,7 @@ import pytest
 from structlog.testing import capture_logs
 from support.opens import Opens, can_count_opens
 from support.pipelines import events_named, plain_pipeline
-from support.servers import WebServer
+from support.servers import Bucket, WebServer
 
 from memconfig import Pipeline
 
@@ -77,7 +77,7 @@ def test_two_spellings_of_one_url_get_it_once(tmp_path: Path, rules: WebServer) 
     ]
 
 
-@pytest.mark.parametrize("second", ["spelling"])
+@pytest.mark.parametrize("second", ["glob", "spelling"])
 def test_under_revalidate_each_url_is_checked_once_per_render(tmp_path: Path, rules: WebServer, second: str) -> None:
     """A later render sends one HEAD for ``a.md`` (none for its repeat); once it changes, one HEAD and one GET."""
     url = rules.url("rules/a.md")
@@ -141,10 +141,29 @@ def test_a_missing_file_is_asked_for_once_and_each_source_says_so(tmp_path: Path
     assert [(e["source"], e["reason"]) for e in skipped] == [(url, "not_found"), (_spelled(url), "not_found")]
 
 
+def test_an_s3_url_and_a_glob_matching_it_get_the_object_once(tmp_path: Path, web: WebServer, bucket: Bucket) -> None:
+    """Through a counting proxy in front of moto: one GET of the object per render, then one HEAD under revalidate."""
+    url = bucket.put("rules/a.md", "s3 rule a")
+    bucket.put("rules/b.md", "s3 rule b")
+    web.forward(bucket.server.endpoint_url)
+    storage = {"s3": bucket.server.options(endpoint_url=f"http://127.0.0.1:{web.port}")}
+    glob = f"s3://{bucket.name}/rules/*.md"
+    pipeline, state = _pipeline(tmp_path, [url, {"glob": glob}], "revalidate", storage=storage), {}  # type: ignore[var-annotated]
+    with capture_logs() as logs:
+        assert pipeline.render(state=state) == "s3 rule a\n\ns3 rule b"
+    a = f"{bucket.name}/rules/a.md"
+    assert (web.methods["GET", a], web.methods["HEAD", a]) == (1, 0)
+    assert _repeats(logs) == [(f"{url} (via {glob})", f"the same file as {url!r}")]
+    web.methods.clear()
+    assert pipeline.render(state=state) == "s3 rule a\n\ns3 rule b"
+    assert (web.methods["GET", a], web.methods["HEAD", a]) == (0, 1)
+
+
 @pytest.mark.skipif(not can_count_opens(), reason="counts opens with inotify (Linux)")
 @pytest.mark.parametrize(
     "sources",
     [
+        pytest.param(["a.md", {"glob": "*.md"}], id="url-and-glob"),
         pytest.param(["a.md", "link-to-a.md"], id="symlink"),
         pytest.param(["a.md", "./a.md"], id="spelling"),
     ],
