@@ -54,7 +54,7 @@ from ..stages import Loader, LoaderCapabilities
 from .flights import Flights
 from .merge import STALE_REASONS, Merge, Pass, sha
 from .meta import Expansion, Meta, MetaEntry, OutRecord, digest
-from .repeats import mark_repeats
+from .repeats import mark_repeats, repeated_key
 from .store import LatestCopies
 from .stored import StoredMeta, Unusable
 
@@ -319,9 +319,16 @@ class PolicyCache:
         """Ask for *source*, giving the newest version held (or seen, if it was left out) for "unchanged"."""
         if source.expander is not None:
             keys = {k for k, e in known.items() if e.lineage and e.lineage[0] == source.key}
-            keys |= {k for k, r in out.items() if r.lineage and r.lineage[0] == source.key}
+            outs = [k for k, r in out.items() if r.lineage and r.lineage[0] == source.key]
+            keys.update(outs)
             keys |= self._latest.children.get(source.key, frozenset())
-            return LoadRequest(source, children={k: self._version(k, known, out, work) for k in keys})
+            children = {k: self._version(k, known, out, work) for k in keys}
+            for key in outs:  # a match held by another source under its key: asked by that key, at its last version
+                record = out[key]
+                own = repeated_key(key, record.lineage[-1]) if record.reason == SkipReason.DUPLICATE else None
+                if own is not None:
+                    children.setdefault(own, children[key])
+            return LoadRequest(source, children=children)
         fingerprint, sha256 = self._version(source.key, known, out, work)
         if fingerprint is None and sha256 is None:
             return self._cold[source.key]

@@ -21,7 +21,7 @@ from dataclasses import replace
 from ..model import LoadResult, SkipReason, Status
 from ..sources.places import same_place
 
-__all__ = ["Claims", "mark_repeats", "place_of", "repeat_key"]
+__all__ = ["Claims", "mark_repeats", "place_of", "repeat_key", "repeated_key"]
 
 
 class Claims:
@@ -115,6 +115,16 @@ def mark_repeats(
 def repeat_key(key: str, parent: str | None) -> str:
     """The key of a child that reached a file another source holds under its *key*: its own, naming its *parent*."""
     return f"{key} (via {parent})"
+
+
+def repeated_key(key: str, parent: str | None) -> str | None:
+    """The key of the file a :func:`repeat_key` *key* names (a child of *parent*), or ``None``: *key* is no such key.
+
+    A later pass asks for that child by its file's key (as its expander makes it) with the
+    version its repeat was last seen at, so the file is not read again for a repeat.
+    """
+    suffix = f" (via {parent})"
+    return key[: -len(suffix)] if parent is not None and key.endswith(suffix) else None
 
 
 def place_of(result: LoadResult) -> str:

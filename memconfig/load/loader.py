@@ -7,7 +7,9 @@ costs more than the read); every other source runs as one coroutine on
 fsspec's I/O loop — async filesystems (HTTP, S3) natively, sync ones (zip,
 git) on a bounded thread pool — so one pass costs about one round trip however
 many sources there are. An expandable source (a glob) is turned into its
-children by its expander, and each child is read as a source of its own. A
+children by its expander, and each child is read as a source of its own.
+Within one pass, a file several sources reach (a ``url:`` and a glob's match,
+two spellings of one URL, a link) is read once (:meth:`FsspecLoader.read`). A
 local expansion lists folders (a discovery's downward search may start
 ``git check-ignore``): under the async driver it runs on the loader's thread
 pool, so the caller's event loop is never blocked by a walk; under the sync
@@ -25,14 +27,15 @@ import random
 import stat
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import fsspec.asyn
 from fsspec.implementations.local import LocalFileSystem
+from fsspec.utils import tokenize
 
 from .. import events
 from ..drive import Blocking, Flow, run
@@ -40,6 +43,7 @@ from ..expand import EXPANDERS, Expander
 from ..expand.capabilities import ExpanderTable
 from ..file_kinds import file_place, irregular_kind
 from ..model import LoadRequest, LoadResult, LocalCheck, SkipReason, Status
+from ..sources.places import same_place
 from ..sources.urls import chain, local_path_in
 from ..stages import token_of
 from .confinement import Confinement
@@ -149,6 +153,7 @@ class FsspecLoader:
         self._pool_lock = threading.Lock()
         self._limit: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
         self._prepared: _Prepared | None = None  # see changed()
+        self._share_local = on_decode_error != "replace"  # see _LocalReads
 
     @classmethod
     def from_config(
@@ -208,8 +213,21 @@ class FsspecLoader:
 
         A local expansion (a folder's walk) is yielded as a blocking call: a sync
         driver makes it inline, an async one on the loader's pool, off its loop.
+
+        A file that several requests reach (a ``url:`` and a glob's match, two
+        spellings of one URL, a link) is read once; each request still gets a
+        result of its own (the cache then keeps the first in the prompt and makes
+        the others ``duplicate`` skips). A remote read is shared by the requests
+        with the same :func:`_read_key`: the same place, on a filesystem made with
+        the same options, with the same timeout, retries and known fingerprint
+        (the loader's own settings, ``encoding`` and ``max_bytes``, are the same
+        for every request); a request asking differently reads for itself. A
+        local file read into the prompt is taken again by the paths that stat to the
+        same version of it (a link, a glob's match); each path is still checked
+        (confinement, its kind) on its own.
         """
         slots: list[list[LoadResult] | None] = [None] * len(requests)
+        local: _LocalReads = {}
         expect(len(requests))  # a watcher (the CLI's progress display) is told; nothing happens if none is
         routed = self._routed(requests) if self.by_protocol else _NO_ROUTES
         remote = [(i, r) for i, r in enumerate(requests) if not r.source.in_process and i not in routed]
@@ -220,10 +238,10 @@ class FsspecLoader:
                 if request.source.expander is not None:
                     walks.append(index)
                     continue
-                slots[index] = self._read_inline(request)
+                slots[index] = self._read_inline(request, local)
                 finished(request.source.name)
         if walks:
-            calls = [functools.partial(self._read_finished, requests[index]) for index in walks]
+            calls = [functools.partial(self._read_finished, requests[index], local) for index in walks]
             try:
                 walked = yield Blocking(calls, self._executor)
             except BaseException:
@@ -313,13 +331,13 @@ class FsspecLoader:
 
     # -- inline (local and memory) ------------------------------------------
 
-    def _read_finished(self, request: LoadRequest) -> list[LoadResult]:
+    def _read_finished(self, request: LoadRequest, local: _LocalReads) -> list[LoadResult]:
         """:meth:`_read_inline`, and the watcher told when it is done."""
-        results = self._read_inline(request)
+        results = self._read_inline(request, local)
         finished(request.source.name)
         return results
 
-    def _read_inline(self, request: LoadRequest) -> list[LoadResult]:
+    def _read_inline(self, request: LoadRequest, local: _LocalReads) -> list[LoadResult]:
         source = request.source
         started = time.perf_counter()
         try:
@@ -328,11 +346,11 @@ class FsspecLoader:
                 return [_skipped(source, *refused, started)]
             if source.expander is not None:
                 children = self._matches(source, self.expanders[source.expander].expand(source))
-                results = [self._read_inline(_child(request, c))[0] for c in children]
+                results = [self._read_inline(_child(request, c), local)[0] for c in children]
                 return self._expanded(request, started, results)
             fs, path = source.open_fs()
             if isinstance(fs, LocalFileSystem):
-                return [self._read_local(request, path, started)]
+                return [self._read_local(request, path, started, local)]
             known = fingerprint(fs.info(path)) if self.fingerprints or request.fingerprint else None
             if known is not None and known == request.fingerprint:
                 return [_unchanged(request, known, started)]
@@ -341,7 +359,8 @@ class FsspecLoader:
         except Exception as exc:  # every failure becomes a skip with a reason
             return [self._failure(source, exc, started, _is_directory(source, exc))]
 
-    def _read_local(self, request: LoadRequest, path: str, started: float) -> LoadResult:
+    def _read_local(self, request: LoadRequest, path: str, started: float, local: _LocalReads) -> LoadResult:
+        """Read a local file, or take what this pass read of the same version of it by another path."""
         # os-level calls: for small files the Python file object costs more than the read.
         source, roots = request.source, self.roots
         try:
@@ -353,13 +372,23 @@ class FsspecLoader:
                 kept = local_fingerprint(info) if info is not None and reason == SkipReason.NOT_REGULAR_FILE else None
                 return _skipped(source, reason or SkipReason.ERROR, source.redact(detail), started, fingerprint=kept)
             known = local_fingerprint(info)
+            place = file_place(info)
             if known == request.fingerprint:
                 result = _unchanged(request, known, started)
-                result.place = file_place(info)
+                result.place = place
+                return result
+            first = local.get(place)
+            if first is not None:  # this version of the file, read by another path this pass
+                if first.sha256 == request.sha256:
+                    result = _unchanged(request, known, started, first.sha256)
+                else:
+                    result = replace(first, source=source, fingerprint=known, duration_ms=_ms(started), read_at=started)
+                result.place = place
                 return result
             # O_NONBLOCK: should the path have become a FIFO since, opening it does not wait for a writer
             # (and the read that follows sees another inode, below).
             fd = os.open(path, _OPEN_FLAGS)
+            steady = True
             try:
                 if roots is not None and not roots.holds(_opened_path(fd, path)):
                     return self._outside(source, path, started)  # swapped for a link outside meanwhile
@@ -369,6 +398,7 @@ class FsspecLoader:
                     data, read = self._read_steady(fd, info, data)
                     if read is not info:  # read again after a change: the version read is the later one
                         known = local_fingerprint(read)
+                        steady = False
             finally:
                 os.close(fd)
         except _Skip as skip:
@@ -376,7 +406,9 @@ class FsspecLoader:
         except Exception as exc:
             return self._failure(source, exc, started)
         result = self._finish(request, data, known, started)
-        result.place = file_place(info)
+        result.place = place
+        if steady and result.content is not None and self._share_local:  # in the prompt as read
+            local[place] = result  # held by the pass anyway (not its bytes: keeping those costs every render)
         return result
 
     def _outside(self, source: Source, path: str, started: float) -> LoadResult:
@@ -420,7 +452,8 @@ class FsspecLoader:
 
     async def _load_remote(self, items: list[tuple[int, LoadRequest]]) -> list[tuple[int, list[LoadResult]]]:
         limit = self._in_flight()
-        done = await asyncio.gather(*(self._read_watched(request, limit) for _, request in items))
+        reads: _RemoteReads = {}  # this pass's reads, one per read key: on this loop alone, no lock needed
+        done = await asyncio.gather(*(self._read_watched(request, limit, reads) for _, request in items))
         return [(index, results) for (index, _), results in zip(items, done, strict=True)]
 
     def _in_flight(self) -> asyncio.Semaphore:
@@ -434,14 +467,18 @@ class FsspecLoader:
             self._limit = (loop, asyncio.Semaphore(self.concurrency))
         return self._limit[1]
 
-    async def _read_watched(self, request: LoadRequest, limit: asyncio.Semaphore) -> list[LoadResult]:
+    async def _read_watched(
+        self, request: LoadRequest, limit: asyncio.Semaphore, reads: _RemoteReads
+    ) -> list[LoadResult]:
         """:meth:`_read_remote`, and the watcher told when it is done (see :mod:`memconfig.load.watch`)."""
         try:
-            return await self._read_remote(request, limit)
+            return await self._read_remote(request, limit, reads)
         finally:
             finished(request.source.name)
 
-    async def _read_remote(self, request: LoadRequest, limit: asyncio.Semaphore) -> list[LoadResult]:
+    async def _read_remote(
+        self, request: LoadRequest, limit: asyncio.Semaphore, reads: _RemoteReads
+    ) -> list[LoadResult]:
         source = request.source
         started = time.perf_counter()
         try:
@@ -455,17 +492,31 @@ class FsspecLoader:
                 children = await self._retrying(source, lambda: self._in_thread(expander.expand, source))
                 children = self._matches(source, children)
                 expect(len(children))
-                results = await asyncio.gather(*(self._read_watched(_child(request, c), limit) for c in children))
+                reading = (self._read_watched(_child(request, c), limit, reads) for c in children)
+                results = await asyncio.gather(*reading)
                 return self._expanded(request, started, [r[0] for r in results])
             fs, path = await self._retrying(source, lambda: self._in_thread(source.open_fs))
-            async with limit:
-                return [await self._retrying(source, lambda: self._read_one(request, fs, path, started))]
+            key = _read_key(request, fs)
+            shared = reads.get(key)
+            if shared is None:  # the first to ask reads; the others wait for its read (or its failure)
+                shared = reads[key] = asyncio.ensure_future(self._fetch(request, fs, path, limit))
+            fetched = await shared
+            if fetched.data is None:
+                return [_unchanged(request, fetched.known, started)]
+            return [self._finish(request, fetched.data, fetched.known, started, fetched.read_at)]
         except Exception as exc:
             found = classify(exc)[0] == SkipReason.NOT_FOUND
             is_dir = await self._in_thread(_is_directory, source, exc) if found else False
             return [self._failure(source, exc, started, is_dir)]
 
-    async def _read_one(self, request: LoadRequest, fs: Any, path: str, started: float) -> LoadResult:
+    async def _fetch(self, request: LoadRequest, fs: Any, path: str, limit: asyncio.Semaphore) -> _Fetched:
+        """Read *path* for *request* (and every request of the pass with its read key), retried, under the cap."""
+        async with limit:
+            fetched: _Fetched = await self._retrying(request.source, lambda: self._fetch_once(request, fs, path))
+        return fetched
+
+    async def _fetch_once(self, request: LoadRequest, fs: Any, path: str) -> _Fetched:
+        """One attempt: the bytes (none if the fingerprint known is still the file's), and the fingerprint found."""
         attempt = time.perf_counter()  # this attempt's version is the one read: a retry's is later than the first's
         native = fs.async_impl and not request.source.chained
         wanted = self.fingerprints or request.fingerprint is not None
@@ -475,7 +526,7 @@ class FsspecLoader:
         if request.fingerprint is not None or (wanted and not (native and answers_with_info(fs))):
             known = await self._info(request, fs, path, native)
             if known is not None and known == request.fingerprint:
-                return _unchanged(request, known, started)
+                return _Fetched(None, known, attempt)
         limit = self.settings.max_bytes + 1
         if native:
             data, info = await read_async(fs, path, limit, for_fingerprint=wanted)
@@ -483,7 +534,7 @@ class FsspecLoader:
                 known = fingerprint(info)
         else:
             data = bytes(await self._in_thread(fs.cat_file, path, start=0, end=limit))
-        return self._finish(request, data, known, started, attempt)
+        return _Fetched(data, known, attempt)
 
     async def _info(self, request: LoadRequest, fs: Any, path: str, native: bool) -> str | None:
         """The fingerprint fsspec's ``info()`` gives *path*, or ``None`` (the read then reports any real error).
@@ -601,6 +652,43 @@ class FsspecLoader:
             detail = self._expander_hooks.of(request.source.expander).no_match
             return [_skipped(request.source, SkipReason.NOT_FOUND, detail, started)]
         return results
+
+
+_LocalReads = dict[str, LoadResult]
+"""The local files one pass read into the prompt, by :func:`~memconfig.file_kinds.file_place` (its version too).
+
+Not under ``on_decode_error: replace``: each source whose bytes are replaced is told so (``bytes_replaced``).
+"""
+
+
+class _Fetched(NamedTuple):
+    """What one remote read found, before any request's own checks (its hash known, decoding)."""
+
+    data: bytes | None
+    """The bytes read (at most ``max_bytes + 1``); ``None``: the fingerprint asked about is still the file's."""
+    known: str | None
+    """The fingerprint of the version read (or found unchanged), if the filesystem gives one."""
+    read_at: float
+    """When the attempt that read it began (``time.perf_counter()``)."""
+
+
+_RemoteReads = dict[Hashable, "asyncio.Future[_Fetched]"]
+"""The remote reads of one pass, by :func:`_read_key`."""
+
+
+def _read_key(request: LoadRequest, fs: Any) -> Hashable:
+    """What makes two remote reads one: the same file, reached and asked for the same way.
+
+    The place is the one repeats are found by (:func:`~memconfig.sources.places.same_place`:
+    ``HTTPS://Host:443/a.md`` is ``https://host/a.md``); the filesystem must be made with the
+    same options (credentials, headers, endpoint: an async one's fsspec token, another's
+    arguments, as its token holds the thread that made it); and the request must ask the
+    same way: its known fingerprint (whether a check may answer "unchanged"), the source's
+    timeout and retries. The hash known of a version is not part of it: each request compares its own.
+    """
+    source = request.source
+    identity = fs._fs_token if fs.async_impl else tokenize(type(fs), fs.storage_args, fs.storage_options)
+    return (type(fs), identity, same_place(source.url), request.fingerprint, source.timeout, source.retries)
 
 
 def _is_directory(source: Source, exc: BaseException) -> bool:

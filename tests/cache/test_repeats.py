@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
+from support.opens import Opens, can_count_opens
 from support.pipelines import events_named, plain_pipeline
 
 from memconfig.sources.places import same_place
@@ -68,6 +69,26 @@ def test_a_repeat_is_told_once_and_follows_its_file(folder: Path, policy: str) -
         (folder / "a.md").write_text("the a file, edited")
         assert pipeline.render(state=state) == "the a file, edited"
     assert list(state["memory_contents"]) == ["a.md"]  # the repeat holds no copy
+
+
+@pytest.mark.skipif(not can_count_opens(), reason="counts opens with inotify (Linux)")
+def test_a_glob_match_repeating_a_declared_file_is_checked_not_read_again(folder: Path) -> None:
+    """Under ``revalidate`` the repeat is asked at the version last seen: a render opens the file once it changed."""
+    pipeline, state = plain_pipeline(folder, ["a.md", {"glob": "*.md"}], "revalidate"), {}  # type: ignore[var-annotated]
+    with Opens(folder / "a.md") as opens:
+        assert pipeline.render(state=state) == "the a file\n\nthe b file"
+        assert opens.count() == 1
+        with capture_logs() as logs:
+            assert pipeline.render(state=state) == "the a file\n\nthe b file"
+        assert opens.count() == 0
+        assert _repeats(logs) == []
+        (folder / "a.md").write_text("the a file, edited")
+        opens.count()  # the edit's own
+        render = pipeline.build(state)
+        assert render.text == "the a file, edited\n\nthe b file"
+        assert opens.count() == 1
+    repeat = next(r for r in render.sources if r.source == "a.md (via *.md)")
+    assert (repeat.status, repeat.reason, repeat.detail) == ("skipped", "duplicate", "the same file as 'a.md'")
 
 
 def test_records_name_the_repeat(folder: Path) -> None:

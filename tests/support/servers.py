@@ -270,6 +270,7 @@ class WebServer:
     async def _pass_on(self, request: web.Request) -> web.Response:
         """The upstream server's answer to *request*, sent on as it is (see :meth:`forward`)."""
         import aiohttp
+        from yarl import URL
 
         hop_by_hop = {"connection", "keep-alive", "transfer-encoding", "content-length"}
         headers = {k: v for k, v in request.headers.items() if k.lower() not in hop_by_hop}
@@ -277,7 +278,7 @@ class WebServer:
             aiohttp.ClientSession(auto_decompress=False) as session,
             session.request(
                 request.method,
-                f"{self.upstream}{request.raw_path}",
+                URL(f"{self.upstream}{request.raw_path}", encoded=True),  # as sent: a re-quoted query breaks SigV4
                 headers=headers,
                 data=await request.read(),
                 allow_redirects=False,
