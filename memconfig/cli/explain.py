@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..columns import Column
 from ..config import Config, load_config_stream
 from ..config.checks import read_text
 from ..config.layers import STDIN
@@ -17,6 +18,8 @@ from ..explain import Explanation, PlannedSource, explain
 from ..limits import MAX_CONFIG_BYTES
 from ..safe_text import escaped
 from ..words import counted
+from .progress import on_terminal
+from .tables import fit_table, plain_table, terminal_width
 
 __all__ = ["Loaded", "load", "run"]
 
@@ -25,6 +28,8 @@ HELP = (
     " and where each value was set; reads no content"
 )
 _WIDEST_VALUE = 72
+#: The values' table: the key path is never cut, the layer is the first to give way.
+_VALUE_COLUMNS = (Column("key", kind="id"), Column("value", kind="text"), Column("layer", kind="path", drop=1))
 
 
 class Loaded(NamedTuple):
@@ -60,12 +65,13 @@ def run(loaded: Loaded, args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(explanation.as_dict(), indent=2, ensure_ascii=False, default=str))
     else:
-        print("\n".join(report(explanation)))
+        width = terminal_width(sys.stdout) if on_terminal(sys.stdout) else None
+        print("\n".join(report(explanation, width)))
     return 0
 
 
-def report(explanation: Explanation) -> list[str]:
-    """The readable report, as lines."""
+def report(explanation: Explanation, width: int | None = None) -> list[str]:
+    """The readable report, as lines; its table of values fitted to a terminal *width* wide (``None``: whole)."""
     lines = [
         f"{_clean(explanation.file)}: dry run (no source was read, no remote URL contacted)",
         f"base_dir: {_clean(explanation.base_dir)} ({_clean(explanation.base_dir_from)})",
@@ -85,11 +91,12 @@ def report(explanation: Explanation) -> list[str]:
     for number, source in enumerate(explanation.sources, 1):
         lines += _source_lines(source, f"  {number}. ", "     ")
     lines += ["", "Values (the layer that set each):"]
-    rows = [(v.path, _value(v.value), str(v.layer) + _via(v.variables)) for v in explanation.values]
-    width = max((len(r[0]) for r in rows), default=0)
-    value_width = min(max((len(r[1]) for r in rows), default=0), _WIDEST_VALUE)
-    for path, value, where in rows:
-        lines.append(f"  {_clean(path):<{width}}  {_clean(value):<{value_width}}  {_clean(where)}".rstrip())
+    rows = [
+        [_clean(v.path), _clean(_value(v.value)), _clean(str(v.layer) + _via(v.variables))] for v in explanation.values
+    ]
+    if width is not None:  # a terminal: no line wraps (the layer gives way first, then the value is cut)
+        rows = fit_table(_VALUE_COLUMNS, rows, width, lambda n: 2 * n, len)[1]
+    lines += [f"  {line}".rstrip() for line in plain_table(["", "", ""], rows).splitlines()[1:]]
     return lines
 
 

@@ -226,3 +226,36 @@ def test_shorten_middle_keeps_the_file_name(text: str, width: int, shown: str) -
 def test_compact_time(text: str, shown: str) -> None:
     """A UTC time is its time of day today, month, day, hours and minutes this year, its date before."""
     assert compact_time(text, date(2026, 12, 6)) == shown
+
+
+# -- explain ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_explain_values_fit_the_terminal(project: tuple[Path, Path], columns: int) -> None:
+    """``explain``'s table of values: one line per key, none wider than the terminal, every key path whole; the
+    long source path (value) is cut at its end, the layer (``…/memconfig.yaml:…``) kept or shortened."""
+    config, _ = project
+
+    done = on_terminal("explain", "-c", str(config), stdout_too=True, columns=columns)
+
+    assert done.returncode == 0, done.text
+    lines = done.lines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("Values (the layer that set each):"))
+    rows = [line for line in lines[at + 1 :] if line.strip()]
+    assert all(len(row) <= columns for row in rows), rows
+    keys = [row.split()[0] for row in rows]
+    assert keys[:5] == ["version", "sources[0].url", "sources[1].url", "sources[2].url", "sources[3].url"]
+    assert "loader.on_decode_error" in keys and "formatter.preset" in keys  # each key whole, on its own line
+    assert len(keys) == len(set(keys))
+
+
+def test_explain_values_piped_are_whole(project: tuple[Path, Path]) -> None:
+    """Piped, the values are as before: each layer whole (the config's file name, its line and column)."""
+    config, _ = project
+
+    done = piped("explain", "-c", str(config))
+
+    assert done.returncode == 0
+    deep = next(line for line in done.stdout.splitlines() if line.split()[:1] == ["sources[1].url"])
+    assert re.search(r"  \S*memconfig\.yaml:1:\d+$", deep) and "…/" not in deep, deep
