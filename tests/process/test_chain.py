@@ -196,7 +196,7 @@ def test_an_unknown_rule_to_disable_is_reported_at_its_index(write_config: Write
 
     [problem] = caught.value.problems
     assert problem.path == "formatter.disable[1]"
-    assert "'comments' is no built-in rule; the rules are rules, bom" in problem.message
+    assert "'comments' is no built-in rule (did you mean 'html_comments'?); the rules are rules, bom" in problem.message
 
 
 def test_the_callers_enabled_rules_and_the_layouts_disabled_ones_both_apply(project: Path) -> None:
