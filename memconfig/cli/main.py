@@ -26,7 +26,7 @@ from ..exceptions import MemconfigError, OutputNotWritten, bounded
 from ..safe_text import escaped
 from ..suggest import did_you_mean
 
-__all__ = ["main", "run"]
+__all__ = ["COMMANDS", "LOGGED", "main", "run"]
 
 
 class _Commands(Mapping[str, ModuleType]):
@@ -53,7 +53,7 @@ class _Commands(Mapping[str, ModuleType]):
 
 #: The commands, in the order ``--help`` lists them; each module has ``HELP`` and ``run(config, args)``.
 COMMANDS: Mapping[str, ModuleType] = _Commands("render", "validate", "sources", "audit", "explain")
-_LOGGED = ("render", "sources")  # the commands that read sources, and so write a load log
+LOGGED = ("render", "sources")  # the commands that read sources, and so write a load log
 STDIN = "-"
 #: The exit code when stdout is a pipe whose reader went away: 128 + SIGPIPE, as a shell shows it.
 BROKEN_PIPE = 141
@@ -100,7 +100,7 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         )
         if hasattr(module, "add_arguments"):
             module.add_arguments(sub)
-        if name in _LOGGED:
+        if name in LOGGED:
             sub.add_argument("--log-file", metavar="FILE", help="write the load log to FILE (default: stderr)")
             sub.add_argument(
                 "--log-format",
