@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import compileall
 import itertools
 import socket
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +14,20 @@ import fsspec
 import pytest
 import structlog
 import yaml
+from support.cli import ROOT
 from support.servers import Bucket, S3Server, WebServer
+
+# Bytecode is written and used, as Python does by default, even where PYTHONDONTWRITEBYTECODE is set
+# (benchmarks/startup.py does the same): the suite starts some 600 `python -m memconfig` processes, each of
+# which would compile memconfig from source (a quarter of its start-up CPU), and each xdist worker would
+# rewrite and compile every test module again. The files go to the usual __pycache__ folders (git ignores them).
+sys.dont_write_bytecode = False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Once per run (the xdist controller, or the only process): memconfig's bytecode, for every child to read."""
+    if not hasattr(config, "workerinput"):
+        compileall.compile_dir(ROOT / "memconfig", quiet=1)
 
 
 @pytest.fixture
@@ -95,8 +110,12 @@ def logs() -> Iterator[list[dict[str, Any]]]:
 
 
 @pytest.fixture
-def closed_port() -> int:
-    """A loopback port on which nothing listens: connections to it are refused."""
+def closed_port() -> Iterator[int]:
+    """A loopback port on which nothing listens: connections to it are refused.
+
+    The socket stays bound (never listening) until the test ends, so no server of another test or xdist
+    worker can be given the port meanwhile.
+    """
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+        yield int(sock.getsockname()[1])
