@@ -1,10 +1,10 @@
 """Stable output: the same inputs give the same bytes, and the same ``Render.sha256``, whatever the process's
 hash seed, time zone or working folder, the files' mtimes, a folder's listing order, or the order reads finish in.
 
-Each case runs ``memconfig render`` as a user would, in a fresh process, for every printable format, and
-compares stdout byte for byte with a baseline run; the ``sha256`` that ``prompt_built`` logs must be the
-baseline's too, and the SHA-256 of the block. Prompt caches key on those bytes: one byte that moves with the
-environment is a cache miss on every call.
+Each case runs ``memconfig render`` as a user would, in a fresh process (one per case: the process is what
+most cases change), for every printable format, and compares stdout byte for byte with a baseline run; the
+``sha256`` that ``prompt_built`` logs must be the baseline's too, and the SHA-256 of the block. Prompt caches
+key on those bytes: one byte that moves with the environment is a cache miss on every call.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -118,25 +118,56 @@ def scene(tmp_path_factory: pytest.TempPathFactory, web_server: WebServer) -> It
     web_server.reset()
 
 
-def render(
-    scene: Scene, config: str, format: str, *, cwd: Path | None = None, listing: str | None = None, **env: str
-) -> Output:
-    """``memconfig render --format FORMAT`` in a fresh process; fails the test on a non-zero exit.
+#: Run in the fresh process: ``memconfig`` once per (ARGS, STDOUT, STDERR) of ``sys.argv[1]`` (JSON), as its
+#: console script would (``main``), its standard output and error going to those files.
+RUNS_IN_ONE_PROCESS = """
+import json, os, sys
+from memconfig.cli import main
+for args, out, err in json.loads(sys.argv[1]):
+    saved = os.dup(1), os.dup(2)
+    with open(out, "wb") as stdout, open(err, "wb") as stderr:
+        os.dup2(stdout.fileno(), 1)
+        os.dup2(stderr.fileno(), 2)
+        try:
+            code = main(args)
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+    if code:
+        sys.exit(f"{args}: exit {code}: " + open(err, encoding="utf-8").read())
+"""
 
+
+def render(
+    scene: Scene,
+    runs: Sequence[tuple[str, str]],
+    *,
+    cwd: Path | None = None,
+    listing: str | None = None,
+    **env: str,
+) -> dict[tuple[str, str], Output]:
+    """``memconfig render -c CONFIG --format FORMAT`` for each of *runs*, in one fresh process; fails the test on
+    a non-zero exit.
+
+    The process is what each change is about (its hash seed, time zone, working folder, how it lists folders),
+    so the renders share it: each is the command line's ``main``, as the console script runs it.
     *listing* (``ascending`` / ``descending``): the process lists folders in that order of names.
     """
     environ = {k: v for k, v in os.environ.items() if not k.upper().startswith(("MEMCONFIG_", "PYTHONHASHSEED", "TZ"))}
     environ.update(env)
-    args = ["render", "-c", str(scene.configs[config]), "--format", format]
-    if format != "json":
-        args += ["--system", "You are careful."]
-    if listing is None:
-        command = [sys.executable, "-m", "memconfig", *args]
-    else:
-        prelude = LISTING.format(reverse=listing == "descending")
-        command = [sys.executable, "-c", f"{prelude}\nfrom memconfig.cli import run\nrun()", *args]
+    files = scene.root / "output"
+    files.mkdir(exist_ok=True)
+    plan = []
+    for number, (config, format) in enumerate(runs):
+        args = ["render", "-c", str(scene.configs[config]), "--format", format]
+        if format != "json":
+            args += ["--system", "You are careful."]
+        plan.append((args, str(files / f"{number}.out"), str(files / f"{number}.err")))
+    prelude = "" if listing is None else LISTING.format(reverse=listing == "descending")
     done = subprocess.run(
-        command,
+        [sys.executable, "-c", prelude + RUNS_IN_ONE_PROCESS, json.dumps(plan)],
         capture_output=True,
         cwd=cwd or scene.root,
         env=environ,
@@ -144,8 +175,12 @@ def render(
         check=False,
     )
     assert done.returncode == 0, done.stderr.decode()
-    [built] = [e for e in map(json.loads, done.stderr.decode().splitlines()) if e["event"] == "prompt_built"]
-    return Output(done.stdout, built["sha256"])
+    outputs = {}
+    for run, (_, out, err) in zip(runs, plan, strict=True):
+        events = map(json.loads, Path(err).read_text(encoding="utf-8").splitlines())
+        [built] = [e for e in events if e["event"] == "prompt_built"]
+        outputs[run] = Output(Path(out).read_bytes(), built["sha256"])
+    return outputs
 
 
 def comparable(format: str, stdout: bytes) -> bytes:
@@ -173,8 +208,7 @@ def block_of(format: str, stdout: bytes) -> str:
 @pytest.fixture(scope="module")
 def baseline(scene: Scene) -> dict[tuple[str, str], Output]:
     """Each checked (config, format) pair, and the deepagents config in every format, rendered once."""
-    runs = {*RUNS, *(("deepagents", f) for f in FORMATS)}
-    return {(config, f): render(scene, config, f) for config, f in sorted(runs)}
+    return render(scene, sorted({*RUNS, *(("deepagents", f) for f in FORMATS)}))
 
 
 Change = Callable[[Scene], dict[str, Any]]
@@ -238,8 +272,8 @@ def test_same_inputs_same_bytes(scene: Scene, baseline: dict[tuple[str, str], Ou
     cwd, overlap = options.pop("cwd", None), options.pop("overlap", False)
     listing = options.pop("listing", None)
     try:
-        for config, format in RUNS:
-            got = render(scene, config, format, cwd=cwd, listing=listing, **options)
+        outputs = render(scene, RUNS, cwd=cwd, listing=listing, **options)
+        for (config, format), got in outputs.items():
             expected = baseline[config, format]
             assert comparable(format, got.stdout) == comparable(format, expected.stdout), (config, format)
             assert got.logged_sha256 == expected.logged_sha256, (config, format)
