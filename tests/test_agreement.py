@@ -1,9 +1,11 @@
 """One story of a render: ``render``, ``explain`` and ``audit`` (table, JSON, ``--at``, HTML) agree, source by source.
 
 Each case runs the real CLI over real files, the render logging to a JSON-lines
-file at ``info`` (as a deployment would), and then asks every report about the
-same source: the block's manifest is what the audit reads, so a source the
-render left out is out in every report, under the name the user gave it.
+file at ``info`` (as a deployment would, in a process of its own), and then asks
+every report about the same source (the audits through the CLI's ``main`` in this
+process: they read only the log): the block's manifest is what the audit reads,
+so a source the render left out is out in every report, under the name the user
+gave it.
 """
 
 from __future__ import annotations
@@ -19,10 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+import structlog
 from structlog.testing import capture_logs
 from support.cli import memconfig
 
 from memconfig import Config, Pipeline
+from memconfig.cli import main
 
 
 @dataclass(frozen=True)
@@ -70,19 +75,28 @@ def explained(folder: Path) -> list[dict[str, Any]]:
     return flat(json.loads(done.stdout)["sources"])
 
 
-def reports(folder: Path) -> Reports:
-    """Every audit of the case's log, at the time of its last render."""
+def reports(folder: Path, capsys: pytest.CaptureFixture[str]) -> Reports:
+    """Every audit of the case's log, at the time of its last render (in this process: the log is what they read)."""
     log = folder / "log.jsonl"
     last = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()][-1]["timestamp"]
-    table = memconfig("audit", str(log), cwd=folder)
-    data = memconfig("audit", str(log), "--format", "json", cwd=folder)
-    at = memconfig("audit", str(log), "--at", last, "--format", "json", cwd=folder)
-    at_table = memconfig("audit", str(log), "--at", last, cwd=folder)
     page = folder / "report.html"
-    written = memconfig("audit", str(log), "--html", str(page), cwd=folder)
-    for done in (table, data, at, at_table, written):
-        assert done.returncode == 0, done.stderr
-    return Reports(table.stdout, json.loads(data.stdout), json.loads(at.stdout), at_table.stdout, page.read_text())
+
+    def audit(*args: str) -> str:
+        capsys.readouterr()
+        try:
+            code = main(["audit", str(log), *args])
+        finally:
+            structlog.reset_defaults()
+        out, err = capsys.readouterr()
+        assert code == 0 and "Traceback" not in err, err
+        return out
+
+    table = audit()
+    data = audit("--format", "json")
+    at = audit("--at", last, "--format", "json")
+    at_table = audit("--at", last)
+    audit("--html", str(page))
+    return Reports(table, json.loads(data), json.loads(at), at_table, page.read_text())
 
 
 def write(folder: Path, config: str, files: dict[str, str]) -> None:
@@ -96,7 +110,9 @@ def write(folder: Path, config: str, files: dict[str, str]) -> None:
 TS_RULE = "---\nglobs: src/**/*.ts\nalwaysApply: false\n---\nUse strict TypeScript.\n"
 
 
-def test_a_rule_that_did_not_apply_is_out_of_the_prompt_in_every_report(tmp_path: Path) -> None:
+def test_a_rule_that_did_not_apply_is_out_of_the_prompt_in_every_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """No --path matched the rule: the block lacks it, and the audit says not_applicable (its skip is at debug)."""
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     write(
@@ -110,7 +126,7 @@ def test_a_rule_that_did_not_apply_is_out_of_the_prompt_in_every_report(tmp_path
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "Be brief."
     key = ".cursor/rules/ts.mdc"
-    seen = reports(tmp_path)
+    seen = reports(tmp_path, capsys)
     assert seen.source(key)["last_status"] == "skipped"
     assert seen.source(key)["last_reason"] == "not_applicable"
     held = seen.held(key)
@@ -120,7 +136,7 @@ def test_a_rule_that_did_not_apply_is_out_of_the_prompt_in_every_report(tmp_path
     assert "ts.mdc" in seen.attention() and "not_applicable" in seen.attention()
 
 
-def test_a_deleted_glob_match_is_no_longer_in_the_prompt(tmp_path: Path) -> None:
+def test_a_deleted_glob_match_is_no_longer_in_the_prompt(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """b.md deleted between two renders: the second block's manifest lacks it, so every report has it out."""
     write(
         tmp_path,
@@ -131,7 +147,7 @@ def test_a_deleted_glob_match_is_no_longer_in_the_prompt(tmp_path: Path) -> None
     (tmp_path / "notes" / "b.md").unlink()
     assert render(tmp_path).stdout.strip() == "Note A."
     assert [m["key"] for m in explained(tmp_path)] == ["notes/*.md", "notes/a.md"]
-    seen = reports(tmp_path)
+    seen = reports(tmp_path, capsys)
     gone = "notes/b.md"
     assert seen.source(gone)["last_status"] == "removed"
     assert seen.held(gone) is None  # the last render's block had no such source
@@ -140,7 +156,9 @@ def test_a_deleted_glob_match_is_no_longer_in_the_prompt(tmp_path: Path) -> None
     assert "b.md" in seen.attention() and "removed" in seen.attention()
 
 
-def test_a_glob_match_a_declared_source_holds_is_a_duplicate_everywhere(tmp_path: Path) -> None:
+def test_a_glob_match_a_declared_source_holds_is_a_duplicate_everywhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """AGENTS.md declared, then matched by *.md: it is in once, first; explain says the match is a duplicate too."""
     write(
         tmp_path,
@@ -156,13 +174,15 @@ def test_a_glob_match_a_declared_source_holds_is_a_duplicate_everywhere(tmp_path
     assert (match["verdict"], match["reason"]) == ("skipped", "duplicate")
     assert match["detail"] == "the same file as 'AGENTS.md'"
     assert planned["docs/extra.md"]["verdict"] == "read"
-    seen = reports(tmp_path)
+    seen = reports(tmp_path, capsys)
     assert seen.source("docs/AGENTS.md")["last_reason"] == "duplicate"
     assert not seen.held("docs/AGENTS.md")["in_prompt"]  # type: ignore[index]
     assert seen.held("AGENTS.md")["in_prompt"]  # type: ignore[index]
 
 
-def test_a_file_two_discoveries_reach_is_a_duplicate_everywhere(tmp_path: Path) -> None:
+def test_a_file_two_discoveries_reach_is_a_duplicate_everywhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Two discoveries walk one folder: each file is in once, the second discovery's copy a duplicate everywhere."""
     write(
         tmp_path,
@@ -178,13 +198,15 @@ def test_a_file_two_discoveries_reach_is_a_duplicate_everywhere(tmp_path: Path) 
     assert (planned[repeat]["verdict"], planned[repeat]["reason"]) == ("skipped", "duplicate")
     assert planned[repeat]["detail"] == f"the same file as {str(tmp_path / 'AGENTS.md')!r}"
     assert planned[str(tmp_path / "sub" / "CLAUDE.md")]["verdict"] == "read"
-    seen = reports(tmp_path)
+    seen = reports(tmp_path, capsys)
     assert seen.source(repeat)["last_reason"] == "duplicate"
     assert not seen.held(repeat)["in_prompt"]  # type: ignore[index]
     assert seen.held(str(tmp_path / "AGENTS.md"))["in_prompt"]  # type: ignore[index]
 
 
-def test_a_source_refused_by_a_storage_option_is_refused_everywhere(tmp_path: Path) -> None:
+def test_a_source_refused_by_a_storage_option_is_refused_everywhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A zip whose `fo` lies outside `allowed_roots`: out of the prompt, and render, explain and audit give the
     same reason and detail, read from one check."""
     elsewhere = tmp_path / "elsewhere"
@@ -209,14 +231,16 @@ def test_a_source_refused_by_a_storage_option_is_refused_everywhere(tmp_path: Pa
     planned = {m["key"]: m for m in explained(project)}
     assert (planned["zip://a.md"]["verdict"], planned["zip://a.md"]["reason"]) == ("refused", "outside_root")
     assert planned["zip://a.md"]["detail"] == detail
-    seen = reports(project)
+    seen = reports(project, capsys)
     assert seen.source("zip://a.md")["last_reason"] == "outside_root"
     assert not seen.held("zip://a.md")["in_prompt"]  # type: ignore[index]
     assert seen.row("zip://a.md")[:2] == ["skipped", "outside_root"]
     assert f"zip://a.md skipped outside_root {detail}" in seen.attention()
 
 
-def test_a_required_source_that_failed_is_named_as_the_user_named_it(tmp_path: Path) -> None:
+def test_a_required_source_that_failed_is_named_as_the_user_named_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """`name: team-rules`: the error, the failed render in the audit and the HTML page all say team-rules."""
     write(
         tmp_path,
@@ -229,14 +253,14 @@ def test_a_required_source_that_failed_is_named_as_the_user_named_it(tmp_path: P
     assert f"source 'team-rules' ({url}) was not loaded and the render needs it: not_found" in done.stderr
     planned = explained(tmp_path)[0]
     assert (planned["name"], planned["verdict"], planned["reason"]) == ("team-rules", "skipped", "not_found")
-    seen = reports(tmp_path)
+    seen = reports(tmp_path, capsys)
     failure = seen.data["renders"][-1]["failures"][0]
     assert (failure["name"], failure["url"], failure["reason"]) == ("team-rules", url, "not_found")
     assert seen.row(f"team-rules ({url})")[:2] == ["skipped", "not_found"]
     assert f"team-rules ({url}): not_found" in seen.attention()
 
 
-def test_a_source_skipped_then_recovered_keeps_its_history(tmp_path: Path) -> None:
+def test_a_source_skipped_then_recovered_keeps_its_history(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """notes.md missing at first, then written: in the prompt now, and the page still lists its not_found skip."""
     config = "version: 1\nsources:\n  - AGENTS.md\n  - notes.md\nformatter: {preset: plain}\n"
     write(tmp_path, config, {"AGENTS.md": "A.\n"})
@@ -244,7 +268,7 @@ def test_a_source_skipped_then_recovered_keeps_its_history(tmp_path: Path) -> No
     (tmp_path / "notes.md").write_text("N.\n", encoding="utf-8")
     assert render(tmp_path).stdout.strip() == "A.\n\nN."
     assert [p["verdict"] for p in explained(tmp_path)] == ["read", "read"]
-    seen = reports(tmp_path)
+    seen = reports(tmp_path, capsys)
     notes = seen.source("notes.md")
     assert notes["last_status"] == "loaded" and notes["skips"] == {"not_found": 1}
     assert seen.held("notes.md")["in_prompt"]  # type: ignore[index]
