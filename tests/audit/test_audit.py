@@ -621,7 +621,7 @@ def test_on_a_terminal_a_long_audit_shows_a_bar_and_rich_tables(history: History
 
     urls = [web.serve(f"slow/{i}.jsonl", history.log.read_bytes()) for i in range(2)]
     for i in range(2):
-        web.delay(f"slow/{i}.jsonl", 1.2, "GET")
+        web.delay(f"slow/{i}.jsonl", 0.3, "GET")
     done = on_terminal("audit", *urls, stdout_too=True)
     assert done.returncode == 0
     text = CSI.sub("", done.text)
