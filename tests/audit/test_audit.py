@@ -788,14 +788,14 @@ def _hostile(kind: str) -> Iterator[bytes]:
             yield dumps(
                 {"event": "source_loaded", "render_id": f"p{i % 300}-1", "source": source, "sha256": f"{i:064x}"}
             )
-    elif kind == "versions":  # 10,000 sources changing again and again: past the changes kept
-        for i in range(150_000):
+    elif kind == "versions":  # 10,000 sources changing again and again: past the 100,000 changes and hashes kept
+        for i in range(120_000):
             yield dumps(
                 {"event": "source_loaded", "render_id": "p-1", "timestamp": _stamp(i), "source": f"s{i % 10_000}",
                  "sha256": f"{i:064x}"}
             )  # fmt: skip
-    elif kind == "text":  # every text as long as a line allows
-        for i in range(20_000):
+    elif kind == "text":  # every text as long as a line allows, 1 GB in all
+        for i in range(12_000):  # renders left open past the 10,000 kept, over 10,000 sources
             yield dumps(
                 {"event": "source_skipped", "render_id": f"p{i % 100}-{i}", "source": "k" * 2000 + str(i % 10_000),
                  "reason": f"{'r' * 5000}{i}", "detail": "d" * 20_000, "name": "n" * 20_000, "url": "u" * 20_000,
