@@ -125,32 +125,38 @@ def test_generated_bad_config_exits_2(
     assert_reported(Case(path, made.expect, made.where), *cli(command, "-c", str(path)))
 
 
-# The child's own peak (VmHWM, of the memory it was exec'd into): ru_maxrss would also count the
-# parent's resident set at the moment it spawned the child, which is the test runner's, not memconfig's.
+# Each command's own peak (VmHWM, of the memory the child was exec'd into, reset before each command by
+# /proc/self/clear_refs to the memory the child holds then): ru_maxrss would also count the parent's resident
+# set at the moment it spawned the child, which is the test runner's, not memconfig's. One child runs the
+# commands one after another, each as the console script would: what one left behind only adds to the next's.
 _CHILD = """
 import json, re, sys
 from memconfig.cli import main
 from memconfig.config import Config
 from memconfig.exceptions import ConfigError
-code = main(sys.argv[1:])
-with open("/proc/self/status") as status:
-    peak = int(re.search(r"VmHWM:\\s*(\\d+) kB", status.read())[1])
-sys.stdout.write(json.dumps({"code": code, "maxrss_kib": peak}))
+path, reports = sys.argv[1], {}
+for command in sys.argv[2:]:
+    with open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")
+    print(f"--- {command}", file=sys.stderr, flush=True)
+    code = main([command, "-c", path])
+    with open("/proc/self/status") as status:
+        peak = int(re.search(r"VmHWM:\\s*(\\d+) kB", status.read())[1])
+    reports[command] = {"code": code, "maxrss_kib": peak}
+sys.stdout.write(json.dumps(reports))
 """
 
 
-@pytest.mark.parametrize("command", COMMANDS)
 @pytest.mark.parametrize("made", [pytest.param(c, id=c.name) for c in generated.CASES if c.heavy])
-def test_heavy_bad_config_stays_small_in_a_child_process(
-    tmp_path: Path, made: generated.Generated, command: str
-) -> None:
-    """A 50 MB config, alias bombs and 10,000 levels of nesting: refused without a hang, under 200 MB of memory."""
+def test_heavy_bad_config_stays_small_in_a_child_process(tmp_path: Path, made: generated.Generated) -> None:
+    """A 50 MB config, alias bombs and 10,000 levels of nesting: each command refuses it without a hang, under
+    200 MB of memory."""
     path = tmp_path / f"{made.name}.yaml"
     made.make(path)
     environ = {k: v for k, v in os.environ.items() if not k.upper().startswith(("MEMCONFIG_", "MC_BAD_"))}
 
     done = subprocess.run(
-        [sys.executable, "-c", _CHILD, command, "-c", str(path)],
+        [sys.executable, "-c", _CHILD, str(path), *COMMANDS],
         capture_output=True,
         text=True,
         timeout=HANG,
@@ -158,11 +164,14 @@ def test_heavy_bad_config_stays_small_in_a_child_process(
         check=False,
     )
 
-    report = json.loads(done.stdout)
-    assert report["code"] == 2, done.stderr
-    assert "Traceback" not in done.stderr
-    assert made.expect in done.stderr
-    assert report["maxrss_kib"] * 1024 < MAX_RSS_BYTES
+    reports = json.loads(done.stdout)
+    assert "Traceback" not in done.stderr, done.stderr
+    errors = dict(part.split("\n", 1) for part in done.stderr.split("--- ")[1:])
+    assert list(reports) == list(errors) == list(COMMANDS), done.stderr
+    for command, report in reports.items():
+        assert report["code"] == 2, (command, errors[command])
+        assert made.expect in errors[command], command
+        assert report["maxrss_kib"] * 1024 < MAX_RSS_BYTES, command
 
 
 def test_a_bad_config_on_standard_input_is_named_stdin(clean_environment: None) -> None:
