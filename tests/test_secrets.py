@@ -234,7 +234,7 @@ def every_source(world: World, *, required: bool, policy: str = "once") -> dict[
             f"http://{login}@127.0.0.1:{closed}/refused.md?token={QUERY_TOKEN}",
             {
                 "url": f"http://{host}/slow.md?token={QUERY_TOKEN}",
-                "timeout": 0.5,
+                "timeout": 0.2,
                 "storage_options": {"headers": {"Authorization": f"Bearer {STORAGE}"}},
             },
             f"zip://AGENTS.md::http://{login}@{host}/bundle.zip?token={QUERY_TOKEN}",
