@@ -119,3 +119,11 @@ def closed_port() -> Iterator[int]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         yield int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def free_port() -> int:
+    """A loopback port free for a server the test starts itself (the system's choice of an unused one)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

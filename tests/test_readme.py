@@ -142,7 +142,7 @@ def test_readme_has_an_example_for_each_use() -> None:
     assert len(_blocks("python", [README])) >= 2
 
 
-def test_readme_shell_examples_run_in_order_offline(tmp_path: Path, closed_port: int) -> None:
+def test_readme_shell_examples_run_in_order_offline(tmp_path: Path, free_port: int) -> None:
     """Pasted in order into a clone after the set-up commands, each shell example succeeds (exit 0, no traceback).
 
     Nothing outside 127.0.0.1 is reached: the HTTP example's server is the one it starts (on a free port here).
@@ -152,7 +152,7 @@ def test_readme_shell_examples_run_in_order_offline(tmp_path: Path, closed_port:
     examples = _readme_shell()
     assert examples
     for number, example in enumerate(examples, 1):
-        done = _run_shell(example.replace(_README_PORT, str(closed_port)), tmp_path, environ)
+        done = _run_shell(example.replace(_README_PORT, str(free_port)), tmp_path, environ)
         assert done.returncode == 0, f"README shell example {number} failed:\n{example}\n{done.stdout}"
         assert "Traceback" not in done.stdout, done.stdout
     assert (tmp_path / "my-agent" / "report.html").stat().st_size > 0
