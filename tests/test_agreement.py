@@ -318,7 +318,7 @@ def test_every_render_names_a_manifest_logged_once_per_block(tmp_path: Path) -> 
     }
 
 
-def test_a_url_that_looks_like_a_glob_says_so_everywhere(tmp_path: Path) -> None:
+def test_a_url_that_looks_like_a_glob_says_so_everywhere(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`- notes/*.md` names one file, literally: the render's warning, explain, validate's note and the audit all
     give the same detail, which says to write `glob:`."""
     write(
@@ -344,7 +344,7 @@ def test_a_url_that_looks_like_a_glob_says_so_everywhere(tmp_path: Path) -> None
     assert checked.returncode == 0
     assert checked.stdout == "memconfig.yaml: ok (2 sources)\n"
     assert checked.stderr == f"memconfig: note: memconfig.yaml: sources[1].url: 'notes/*.md': {detail}\n"
-    seen = reports(tmp_path)
+    seen = reports(tmp_path, capsys)
     assert (seen.source("notes/*.md")["last_reason"], seen.source("notes/*.md")["last_detail"]) == ("not_found", detail)
     assert "looks like a glob" in seen.attention()
 
