@@ -29,7 +29,7 @@ from support.trees import write_atomically as _write
 from memconfig import Pipeline
 
 FILES = ("a.md", "b.md", "c.md", "d.md")
-THREADS, RENDERS = 32, 1_000
+THREADS, RENDERS = 32, 300  # with b689dc6's fix reverted, as many runs fail as with 1,000 renders (5 of 5)
 TASKS = 8
 CHANGES = 20  # changes the writer has made before any worker passes its halfway mark
 HANG = 300  # seconds: only a hang gets anywhere near this
@@ -158,7 +158,7 @@ def _tasks(pipeline: Pipeline, states: list[dict[str, Any]], seen: list[Seen], f
 @pytest.mark.parametrize("policy", ["revalidate", "once"])
 @pytest.mark.parametrize("sharing", ["state-per-worker", "one-shared-state"])
 def test_threads_and_tasks_share_one_pipeline_while_files_change(files: Files, policy: str, sharing: str) -> None:
-    """32 threads x 1,000 renders and 8 asyncio tasks x 1,000 renders on one pipeline, files replaced all the while:
+    """32 threads x 300 renders and 8 asyncio tasks x 300 renders on one pipeline, files replaced all the while:
     no exception, no torn or mixed prompt, versions never go back, every render's events complete and its own."""
     pipeline = _pipeline(files.root, policy)
     workers = THREADS + TASKS
