@@ -36,7 +36,7 @@ from .config.schema import CWD
 from .expand import EXPANDERS
 from .file_kinds import file_place, irregular_kind
 from .interpolation import variable_names
-from .load.confinement import Confinement, Roots
+from .load.confinement import Confinement, Roots, resolved_path
 from .load.errors import classify, over_max_bytes, over_max_matches
 from .load.local import look_at
 from .model import SkipReason
@@ -416,7 +416,7 @@ class _Planner:
     # -- the kinds of source ------------------------------------------------
 
     def _local(self, source: Source, path: str, variables: tuple[str, ...], checks: list[Check]) -> PlannedSource:
-        if self.roots is not None and not self.roots.holds(os.path.realpath(path)):
+        if self.roots is not None and not self.roots.holds(resolved_path(path)):
             assert self.confinement is not None
             detail = source.redact(self.confinement.outside(path))
             return self._planned(source, variables, checks, "refused", SkipReason.OUTSIDE_ROOT, detail)

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ..sources import Source
     from ..sources.reach import Reached
 
-__all__ = ["Confinement", "Roots"]
+__all__ = ["Confinement", "Roots", "resolved_path"]
 
 
 class Roots:
@@ -44,12 +44,14 @@ class Roots:
     def __repr__(self) -> str:
         return f"Roots({list(self.folders)!r})"
 
-    def holds(self, real: str) -> bool:
-        """Whether the resolved path *real* is one of the folders or lies inside one."""
-        return real in self.folders or real.startswith(self._prefixes)
+    def holds(self, real: str | None) -> bool:
+        """Whether the resolved path *real* is one of the folders or lies inside one (``None``: no path, never)."""
+        return real is not None and (real in self.folders or real.startswith(self._prefixes))
 
-    def may_hold(self, real: str) -> bool:
+    def may_hold(self, real: str | None) -> bool:
         """Whether something below the resolved folder *real* can lie in a root: it is inside one, or holds one."""
+        if real is None:
+            return False
         below = real if real.endswith(os.sep) else real + os.sep
         return self.holds(real) or any(folder.startswith(below) for folder in self.folders)
 
@@ -131,7 +133,7 @@ class Confinement:
             refused = self._protocol(place.value)
         elif kind == "host":
             refused = self._host(place.value)
-        elif self.roots is not None and not self.roots.holds(os.path.realpath(place.value)):
+        elif self.roots is not None and not self.roots.holds(resolved_path(place.value)):
             refused = SkipReason.OUTSIDE_ROOT, self.outside(place.value)
         else:
             refused = None
@@ -163,9 +165,9 @@ class Confinement:
             return None
         if place.option or source.chained or protocol not in LOCAL:
             path = local_path_in(part)
-            if path is not None and not self.roots.holds(os.path.realpath(path)):
+            if path is not None and not self.roots.holds(resolved_path(path)):
                 return SkipReason.OUTSIDE_ROOT, self.outside(path)
-        elif source.glob and not self.roots.may_hold(os.path.realpath(static_prefix(part.path) or ".")):
+        elif source.glob and not self.roots.may_hold(resolved_path(static_prefix(part.path) or ".")):
             return SkipReason.OUTSIDE_ROOT, f"{self.outside(static_prefix(part.path))}: nothing was listed"
         return None
 
@@ -182,8 +184,8 @@ class Confinement:
     def outside(self, path: str) -> str:
         """The detail of a local file outside the roots."""
         assert self.roots is not None
-        real = os.path.realpath(path)
-        where = f"{path} (resolves to {real})" if real != path else path
+        real = resolved_path(path)
+        where = f"{path} (resolves to {real})" if real is not None and real != path else path
         return f"{where} is outside loader.allowed_roots"
 
 
@@ -197,3 +199,12 @@ def _aliases(protocol: str) -> frozenset[str]:
     except (ImportError, ValueError):
         return frozenset({protocol})
     return frozenset({protocol, *([names] if isinstance(names, str) else names)})
+
+
+def resolved_path(path: str) -> str | None:
+    """*path* with its symlinks resolved; ``None`` for one that names no file (a NUL byte: an option's value can
+    hold anything), which no root holds."""
+    try:
+        return os.path.realpath(path)
+    except ValueError:
+        return None

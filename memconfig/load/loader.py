@@ -46,7 +46,7 @@ from ..model import LoadRequest, LoadResult, LocalCheck, SkipReason, Status
 from ..sources.places import same_place
 from ..sources.urls import chain, local_path_in
 from ..stages import token_of
-from .confinement import Confinement
+from .confinement import Confinement, resolved_path
 from .errors import classify, over_max_bytes, over_max_matches, retry_after
 from .fingerprints import fingerprint, local_fingerprint, local_version
 from .local import look_at
@@ -364,7 +364,7 @@ class FsspecLoader:
         # os-level calls: for small files the Python file object costs more than the read.
         source, roots = request.source, self.roots
         try:
-            if roots is not None and not roots.holds(os.path.realpath(path)):
+            if roots is not None and not roots.holds(resolved_path(path)):
                 return self._outside(source, path, started)
             info, reason, detail = look_at(path)  # a FIFO or a device is never opened: it could block, or never end
             if info is None or reason is not None:

@@ -426,3 +426,15 @@ def test_a_reference_target_without_a_protocol_is_judged_by_the_filesystem_fsspe
     with capture_logs():
         text = plain_pipeline(tree, [source], loader=loader).render()
     assert text == "beta"
+
+
+def test_an_option_path_holding_a_nul_byte_is_outside_every_root(tree: Path) -> None:
+    """A reference's target path with a NUL byte names no file: refused as outside the roots, not a ValueError
+    (found by the property above)."""
+    confinement = Confinement([str(tree)], ["file", "reference"], None)
+    source = Source(key="reference://a.md", name="a", url="reference://a.md", storage_options={"fo": {"a": ["\x00"]}})
+
+    reason, detail = confinement.refusal(source) or (None, "")
+
+    assert reason == "outside_root"
+    assert detail.startswith("storage option 'fo' (reference 'a'): ") and "is outside loader.allowed_roots" in detail
