@@ -66,11 +66,20 @@ def own_web() -> Iterator[WebServer]:
     server.stop()
 
 
+#: The sockets behind :func:`free_port`'s ports: bound, never listening, for as long as this process runs.
+_HELD: list[socket.socket] = []
+
+
 def free_port() -> int:
-    """A loopback port on which nothing listens."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A loopback port on which nothing listens: connections are refused.
+
+    Its socket stays bound (never listening) until the process ends, so no server of another test or xdist
+    worker can be given the port meanwhile (a port released at once could be).
+    """
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    _HELD.append(sock)
+    return int(sock.getsockname()[1])
 
 
 @pytest.fixture
