@@ -87,8 +87,9 @@ class Merge:
             kept = self._expanded(source, group)
         elif len(group) == 1:
             only = group[0]
-            if only.reason is not None and only.reason == SkipReason.NOT_FOUND and only.source.glob_like:
-                group = [replace(only, detail=only.source.skip_detail(only.reason, only.detail))]
+            detail = only.detail if only.reason is None else only.source.skip_detail(only.reason, only.detail)
+            if detail != only.detail:  # a url: like a glob says so, as explain does (Source.skip_detail decides)
+                group = [replace(only, detail=detail)]
             kept = self._file(group[0])
         else:  # a file and the files it imports
             kept = [e for result in group for e in self._file(result)]
