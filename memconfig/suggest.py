@@ -8,7 +8,6 @@ alike. A leaf module: anything may import it.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable
 
 __all__ = ["CUTOFF", "closest", "did_you_mean"]
@@ -31,6 +30,8 @@ def closest(word: str, choices: Iterable[str]) -> list[str]:
     """
     if not word or len(word) > _LONGEST:
         return []
+    import difflib  # only a mistake pays for it: the registries import this module on every start
+
     names = {name.lower(): name for name in choices if isinstance(name, str) and name}
     wanted = word.lower()
     if wanted in names:
@@ -56,4 +57,6 @@ def did_you_mean(word: str, choices: Iterable[str], *, show: Callable[[str], str
 
 
 def _ratio(a: str, b: str) -> float:
+    import difflib
+
     return difflib.SequenceMatcher(None, a, b).ratio()
