@@ -50,15 +50,23 @@ def begins_closing(tail: str, names: Iterable[str]) -> bool:
 class ClosingTags:
     """Finds and neutralises the closing tags of some elements, by name, in any case and spacing."""
 
-    __slots__ = ("_pattern", "names")
+    __slots__ = ("_compiled", "names")
 
     def __init__(self, names: Iterable[str]) -> None:
         self.names: tuple[str, ...] = tuple(dict.fromkeys(names))
-        alternatives = "|".join(re.escape(name) for name in sorted(self.names, key=len, reverse=True))
-        # "<", optional space, "/", optional space, the name in any case, and no further name character. Only the
-        # names ignore case: the class ignoring it too took three times as long to compile (at every start), and
-        # would only have counted a few more characters (the micro sign, by its Greek fold) as the name going on.
-        self._pattern = re.compile(rf"<(?=\s*/\s*((?i:{alternatives}))(?!{NAME_CONTINUES_CLASS}))")
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def _pattern(self) -> re.Pattern[str]:
+        # Compiled when a text first holds a "<": about a millisecond at a process's first render, which most
+        # memory files, holding none, never need.
+        if self._compiled is None:
+            alternatives = "|".join(re.escape(name) for name in sorted(self.names, key=len, reverse=True))
+            # "<", optional space, "/", optional space, the name in any case, and no further name character. Only
+            # the names ignore case: the class ignoring it too took three times as long to compile, and would only
+            # have counted a few more characters (the micro sign, by its Greek fold) as the name going on.
+            self._compiled = re.compile(rf"<(?=\s*/\s*((?i:{alternatives}))(?!{NAME_CONTINUES_CLASS}))")
+        return self._compiled
 
     def __repr__(self) -> str:
         return f"ClosingTags({self.names!r})"

@@ -27,6 +27,7 @@ from ..sources.redact import redact_url
 from ..sources.urls import protocol_problem, url_problem
 from ..templates import Template, TemplateError
 from .expansion import expand_tree
+from .problems import any_variable
 
 __all__ = ["ON_DISK", "check_on_disk", "decode_text", "read_text", "resolve", "with_environment"]
 
@@ -42,6 +43,8 @@ def resolve(base: Path, path: str) -> Path:
 
 def with_environment(cls: type[BaseSettings], data: Mapping[str, Any]) -> dict[str, Any]:
     """*data* with the ``MEMCONFIG_*`` overrides laid over it, as validation saw it."""
+    if not any_variable():
+        return merge_options(data)
     try:
         overrides = EnvSettingsSource(cls)()
     except (ValueError, RecursionError):

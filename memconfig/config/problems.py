@@ -20,9 +20,20 @@ from pydantic_settings import SettingsError
 from ..exceptions import Problem
 from ..suggest import did_you_mean
 
-__all__ = ["PREFIX", "ignored_variables", "problem_from_pydantic", "problem_from_settings"]
+__all__ = ["PREFIX", "any_variable", "ignored_variables", "problem_from_pydantic", "problem_from_settings"]
 
 PREFIX = "MEMCONFIG_"
+
+
+def any_variable(environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether a ``MEMCONFIG_*`` variable is set (in any case, as pydantic-settings reads them).
+
+    Without one the environment layer is left out: reading it walks every
+    variable for every key, a millisecond or two of a small config's start.
+    """
+    return any(name[:10].upper() == PREFIX for name in environ)
+
+
 """The prefix of the environment variables that override a config's values (nested keys joined by ``__``)."""
 
 _DEEPEST = 4  # how far below the top the variables suggested go (``MEMCONFIG_FORMATTER__BUDGET__MAX_CHARS``)

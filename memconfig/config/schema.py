@@ -60,7 +60,7 @@ from ..suggest import did_you_mean
 from ..templates import MARKER_SLOTS, Template
 from .checks import ON_DISK, check_on_disk, resolve, with_environment
 from .expansion import expand_tree
-from .problems import ignored_variables, problem_from_pydantic, problem_from_settings
+from .problems import any_variable, ignored_variables, problem_from_pydantic, problem_from_settings
 
 __all__ = [
     "AppenderConfig",
@@ -783,7 +783,7 @@ class Config(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # Environment first: MEMCONFIG_* overrides what the YAML file says.
-        return (env_settings, init_settings)
+        return (env_settings, init_settings) if any_variable() else (init_settings,)
 
     @model_validator(mode="before")
     @classmethod
@@ -905,7 +905,8 @@ class Config(BaseSettings):
         expanded = preset.data
         config: Config | None = None
         try:
-            config = cls(**expanded)
+            # Without a MEMCONFIG_* variable pydantic-settings has nothing to add: validated as a plain model.
+            config = cls(**expanded) if any_variable() else cls.model_validate(expanded)
         except ValidationError as exc:
             problems += [problem_from_pydantic(err, cls) for err in exc.errors()]
         except SettingsError as exc:
@@ -932,7 +933,7 @@ class Config(BaseSettings):
         used = [credentials[s.credentials] for s in config.sources if s.credentials in credentials]
         config._secrets = tuple(dict.fromkeys([*variable_secrets(data), *every_value(used)]))
         config._preset_filled = (preset.preset, preset.filled)
-        config._warnings = tuple(ignored_variables(cls))
+        config._warnings = tuple(ignored_variables(cls)) if any_variable() else ()
         for source in config.sources:
             source._secrets = config._secrets
         return config
