@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import events
 from .append import TextAppender, appender_for
+from .collector import paused
 from .config import Config, load_config
 from .drive import Flow, arun, run
 from .exceptions import BudgetExceeded, SourceError
@@ -110,7 +111,8 @@ class Pipeline:
         """
         if not isinstance(config, Config):
             config = Config.from_mapping(config)
-        stages = build_stages(config, processors=processors, loader=loader)
+        with paused():
+            stages = build_stages(config, processors=processors, loader=loader)
         loader, cache, formatter, appender = stages.loader, stages.cache, stages.formatter, stages.appender
         return cls(loader, cache, formatter, appender, processors=stages.rules, config=config)
 
@@ -269,8 +271,9 @@ class Pipeline:
 
     def _view(self, snapshot: Snapshot, paths: PathsInPlay, key: str) -> _View:
         """Process and format *snapshot* for *paths*; its records are made when first asked for. Memoised by *key*."""
-        sections, drops, notes = self.processors(snapshot.sections, paths)
-        block = self.formatter.format(sections)
+        with paused():
+            sections, drops, notes = self.processors(snapshot.sections, paths)
+            block = self.formatter.format(sections)
         chars = block.chars or _chars(sections)
         records = Lazy(functools.partial(_records, snapshot.records, chars, drops, notes))
         view = _View(block.text, block.sha256, records, tuple(drops), tuple(notes))

@@ -36,6 +36,7 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import events
+from ..collector import paused
 from ..drive import Flow, LoopBlocked, Shared
 from ..held import Held
 from ..model import (
@@ -451,7 +452,7 @@ class PolicyCache:
 
     def _merge(self, state: MutableMapping[str, Any], work: Pass, results: Mapping[int, list[LoadResult]]) -> Snapshot:
         """Fold a pass's results into *state*, log what changed, and snapshot the result."""
-        with self._lock:
+        with self._lock, paused():
             found = self._stored.read(state)
             held = found if isinstance(found, Meta) else None
             merge = Merge(work, self._latest, dict(state.get(self.state_key) or {}), held)
@@ -493,7 +494,7 @@ class PolicyCache:
                 frozenset(merge.taken),
                 locked=True,
             )
-        with events.one_pass():  # logged outside the lock: other renders need not wait on log I/O
+        with events.one_pass(), paused():  # logged outside the lock: other renders need not wait on log I/O
             for emit, arguments in merge.log:
                 emit(*arguments)
         if self._watching is not None:  # where the sources read live now, then: checked up to the pass's start

@@ -39,6 +39,7 @@ from pydantic_settings import (
     SettingsError,
 )
 
+from ..collector import paused
 from ..exceptions import ConfigError, Problem
 from ..format.markup import LayoutProblem, layout_problems
 from ..format.presets import (
@@ -898,45 +899,46 @@ class Config(BaseSettings):
         Raises:
             ConfigError: listing every problem, each with its key path.
         """
-        problems: list[Problem] = []
-        # The preset's defaults go under the config as it finally reads: after ``${VAR}`` expansion and
-        # with the MEMCONFIG_* overrides laid over it, so that the preset chosen last brings its own.
-        preset = with_preset_defaults(with_environment(cls, expand_tree(dict(data), "", problems)))
-        expanded = preset.data
-        config: Config | None = None
-        try:
-            # Without a MEMCONFIG_* variable pydantic-settings has nothing to add: validated as a plain model.
-            config = cls(**expanded) if any_variable() else cls.model_validate(expanded)
-        except ValidationError as exc:
-            problems += [problem_from_pydantic(err, cls) for err in exc.errors()]
-        except SettingsError as exc:
-            problems.append(problem_from_settings(exc))
-        except RecursionError:  # the JSON of a MEMCONFIG_* variable, nested without end
-            problems.append(Problem("(environment)", "a MEMCONFIG_* variable holds JSON nested too deeply to read"))
-        # The disk is checked even when the schema has problems, so that every problem is listed at once.
-        plain = config.model_dump(include=ON_DISK) if config is not None else with_environment(cls, expanded)
-        origin = Path(base_dir) if base_dir is not None else working_folder()
-        chosen = plain.get("base_dir")
-        base = Path(os.path.abspath(_base_folder(origin, chosen) if isinstance(chosen, str) else origin))
-        template_text, credentials = check_on_disk(plain, base, problems)
-        if config is not None and not problems:
-            problems += _layout_problems(config, template_text)
-        if config is None or problems:
-            secrets = variable_secrets(data)  # a message may quote the value it rejects
-            raise ConfigError([Problem(p.path, mask(p.message, secrets)) for p in problems], file=file)
-        config._file = file
-        config._base = base
-        config._template_text = template_text
-        config._credentials = credentials
-        # a credentials entry's values are all secret, whatever their names (a profile, an endpoint's user):
-        # those of the entries the sources use (the file's others reach nothing this config does)
-        used = [credentials[s.credentials] for s in config.sources if s.credentials in credentials]
-        config._secrets = tuple(dict.fromkeys([*variable_secrets(data), *every_value(used)]))
-        config._preset_filled = (preset.preset, preset.filled)
-        config._warnings = tuple(ignored_variables(cls)) if any_variable() else ()
-        for source in config.sources:
-            source._secrets = config._secrets
-        return config
+        with paused():  # a model per source: see memconfig.collector
+            problems: list[Problem] = []
+            # The preset's defaults go under the config as it finally reads: after ``${VAR}`` expansion and
+            # with the MEMCONFIG_* overrides laid over it, so that the preset chosen last brings its own.
+            preset = with_preset_defaults(with_environment(cls, expand_tree(dict(data), "", problems)))
+            expanded = preset.data
+            config: Config | None = None
+            try:
+                # Without a MEMCONFIG_* variable pydantic-settings has nothing to add: validated as a plain model.
+                config = cls(**expanded) if any_variable() else cls.model_validate(expanded)
+            except ValidationError as exc:
+                problems += [problem_from_pydantic(err, cls) for err in exc.errors()]
+            except SettingsError as exc:
+                problems.append(problem_from_settings(exc))
+            except RecursionError:  # the JSON of a MEMCONFIG_* variable, nested without end
+                problems.append(Problem("(environment)", "a MEMCONFIG_* variable holds JSON nested too deeply to read"))
+            # The disk is checked even when the schema has problems, so that every problem is listed at once.
+            plain = config.model_dump(include=ON_DISK) if config is not None else with_environment(cls, expanded)
+            origin = Path(base_dir) if base_dir is not None else working_folder()
+            chosen = plain.get("base_dir")
+            base = Path(os.path.abspath(_base_folder(origin, chosen) if isinstance(chosen, str) else origin))
+            template_text, credentials = check_on_disk(plain, base, problems)
+            if config is not None and not problems:
+                problems += _layout_problems(config, template_text)
+            if config is None or problems:
+                secrets = variable_secrets(data)  # a message may quote the value it rejects
+                raise ConfigError([Problem(p.path, mask(p.message, secrets)) for p in problems], file=file)
+            config._file = file
+            config._base = base
+            config._template_text = template_text
+            config._credentials = credentials
+            # a credentials entry's values are all secret, whatever their names (a profile, an endpoint's user):
+            # those of the entries the sources use (the file's others reach nothing this config does)
+            used = [credentials[s.credentials] for s in config.sources if s.credentials in credentials]
+            config._secrets = tuple(dict.fromkeys([*variable_secrets(data), *every_value(used)]))
+            config._preset_filled = (preset.preset, preset.filled)
+            config._warnings = tuple(ignored_variables(cls)) if any_variable() else ()
+            for source in config.sources:
+                source._secrets = config._secrets
+            return config
 
 
 def _layout_problems(config: Config, template_text: str | None) -> list[Problem]:

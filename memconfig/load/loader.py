@@ -38,6 +38,7 @@ from fsspec.implementations.local import LocalFileSystem
 from fsspec.utils import tokenize
 
 from .. import events
+from ..collector import paused
 from ..drive import Blocking, Flow, run
 from ..expand import EXPANDERS, Expander
 from ..expand.capabilities import ExpanderTable
@@ -233,13 +234,14 @@ class FsspecLoader:
         remote = [(i, r) for i, r in enumerate(requests) if not r.source.in_process and i not in routed]
         future = asyncio.run_coroutine_threadsafe(self._load_remote(remote), fsspec.asyn.get_loop()) if remote else None
         walks: list[int] = []
-        for index, request in enumerate(requests):
-            if request.source.in_process:
-                if request.source.expander is not None:
-                    walks.append(index)
-                    continue
-                slots[index] = self._read_inline(request, local)
-                finished(request.source.name)
+        with paused():
+            for index, request in enumerate(requests):
+                if request.source.in_process:
+                    if request.source.expander is not None:
+                        walks.append(index)
+                        continue
+                    slots[index] = self._read_inline(request, local)
+                    finished(request.source.name)
         if walks:
             calls = [functools.partial(self._read_finished, requests[index], local) for index in walks]
             try:

@@ -10,7 +10,6 @@ no ``.`` or ``..`` segments, unreserved characters not percent-encoded).
 
 from __future__ import annotations
 
-import functools
 import posixpath
 import re
 from urllib.parse import urlsplit, urlunsplit
@@ -26,7 +25,6 @@ _ENCODED = re.compile(r"%([0-9A-Fa-f]{2})")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
 
-@functools.lru_cache(maxsize=4096)
 def same_place(url: str) -> str:
     """*url* in a form that is equal for every spelling of the same place (a chain: link by link)."""
     return "::".join(_normal(part) for part in chain(url))

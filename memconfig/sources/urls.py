@@ -8,7 +8,6 @@ for, and derives the key of a glob's match from the pattern as written.
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -98,7 +97,6 @@ def chain(url: str) -> tuple[Part, ...]:
     return tuple(parts)
 
 
-@functools.lru_cache(maxsize=4096)
 def _single(url: str) -> tuple[Part, ...]:
     protocol, path = split_protocol(url)
     return (Part(protocol, path, url),)
