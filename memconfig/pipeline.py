@@ -32,7 +32,17 @@ from .model import (
 )
 from .process import ProcessorChain
 from .process.chain import Placed, Rule
-from .stages import Appender, Closing, Formatter, Loader, LoaderCapabilities, Processor, ServingCache, StateCache
+from .stages import (
+    Appender,
+    Closing,
+    Formatter,
+    Loader,
+    LoaderCapabilities,
+    Processor,
+    ServingCache,
+    StateCache,
+    provides,
+)
 from .wiring import build_stages
 
 if TYPE_CHECKING:
@@ -73,9 +83,9 @@ class Pipeline:
         self.cache = cache
         self.capabilities = LoaderCapabilities.of(loader)
         """What the loader can do besides ``load``, asked once, here (and told to a cache that serves it)."""
-        if isinstance(cache, ServingCache):
+        if provides(cache, ServingCache):
             cache.serve(loader, self.capabilities)
-        self._closing = tuple(stage for stage in (cache, loader) if isinstance(stage, Closing))
+        self._closing = tuple(stage for stage in (cache, loader) if provides(stage, Closing))
         self.processors = ProcessorChain(processors)
         self.formatter = formatter
         self.appender = appender if appender is not None else TextAppender()

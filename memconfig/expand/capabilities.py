@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..stages import NoMatchExpander, TakingExpander, WatchableExpander
+from ..stages import NoMatchExpander, TakingExpander, WatchableExpander, provides
 
 if TYPE_CHECKING:
     from ..model import Spot
@@ -36,9 +36,9 @@ class ExpanderCapabilities(NamedTuple):
     @classmethod
     def of(cls, expander: object) -> ExpanderCapabilities:
         """Ask *expander* (``None``: none by that name) what it can answer."""
-        watched = expander.watched if isinstance(expander, WatchableExpander) else None
-        would_take = expander.would_take if isinstance(expander, TakingExpander) else None
-        said = expander.no_match if isinstance(expander, NoMatchExpander) else None
+        watched = expander.watched if provides(expander, WatchableExpander) else None
+        would_take = expander.would_take if provides(expander, TakingExpander) else None
+        said = expander.no_match if provides(expander, NoMatchExpander) else None
         return cls(watched, would_take, said if isinstance(said, str) else NO_MATCH)
 
 

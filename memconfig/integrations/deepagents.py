@@ -57,7 +57,7 @@ from ..model import Block, Section, SkipReason, Snapshot, SourceRecord, Status
 from ..pipeline import Pipeline
 from ..sources import Source
 from ..sources.redact import Redactor, url_secrets
-from ..stages import Closing, StateCache
+from ..stages import Closing, StateCache, provides
 from ..wiring import Stages, build_stages
 from ._agent import AsyncHandler, Handler, changes, held
 
@@ -151,7 +151,7 @@ class MemoryMiddleware(AgentMiddleware[Any, Any, Any]):
         loading = self._stages(None)  # the contents are read through the config's cache, laid out by its layout
         self._cache = loading.cache
         self._layout = loading.layout
-        self._closing = tuple(stage for stage in (self._cache, self._loader) if isinstance(stage, Closing))
+        self._closing = tuple(stage for stage in (self._cache, self._loader) if provides(stage, Closing))
         control = self.config.appender.cache_control if self.config is not None else None
         self._control = (control or CacheControlConfig()).as_block()
         self._renders: dict[str, Pipeline] = {}

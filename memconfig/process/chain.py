@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from ..held import Held
 from ..model import NO_REASONS, Drop, Note, Processed, Section, SkipReason
-from ..stages import PathsProcessor, Processor
+from ..stages import PathsProcessor, Processor, provides
 from .builtin_rules import BUILT_IN, unknown_rule
 from .text import TextStep
 
@@ -113,7 +113,7 @@ class ProcessorChain:
         self.processors = tuple(rule.processor for rule in self.rules)
         self.names = tuple(rule.name for rule in self.rules)
         self.token = "|".join(p.token for p in self.processors)
-        takes = [isinstance(p, PathsProcessor) and p.takes_paths for p in self.processors]
+        takes = [provides(p, PathsProcessor) and p.takes_paths for p in self.processors]
         self.takes_paths = any(takes)
         """A processor decides by the render's paths in play (``rules: frontmatter``): blocks differ by paths."""
         self._steps: list[tuple[Processor, bool]] = []  # each step, and whether it is handed the paths

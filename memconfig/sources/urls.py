@@ -98,6 +98,8 @@ def chain(url: str) -> tuple[Part, ...]:
 
 
 def _single(url: str) -> tuple[Part, ...]:
+    if "://" not in url and not url.startswith("data:"):  # no protocol, as fsspec's split_protocol reads it
+        return (Part(None, url, url),)
     protocol, path = split_protocol(url)
     return (Part(protocol, path, url),)
 
@@ -231,6 +233,8 @@ def protocol_problem(written: str) -> str | None:
         url = expand_vars(written)
     except ValueError:
         return None  # reported by the config's own validation
+    if ":" not in url:  # a plain path: the local filesystem
+        return None
     parts = chain(url)
     if len(parts) == 1 and registered_protocol(url) is not None:
         return None
@@ -280,10 +284,12 @@ def url_problem(written: str) -> str | None:
         expanded = expand_vars(written)
     except ValueError:
         expanded = written  # an unset variable is reported by the config's own validation
-    for text in (written, expanded):
+    for text in (written, expanded) if expanded != written else (written,):
         found = _CONTROL.search(text)
         if found is not None:
             return f"contains a control character (U+{ord(found[0]):04X}) at character {found.start() + 1}"
+    if "://" not in expanded:  # no host to check: a path (a chain's links each have a protocol)
+        return None
     # User-info masked as sources mask it (a password may hold "/" or "@"): what is left is host and port.
     expanded = redact_url(expanded)
     for bracket in _BRACKETED_HOST.finditer(expanded):
