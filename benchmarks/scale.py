@@ -146,9 +146,9 @@ def child(side: str, listing: Path, template: Path | None, profile: bool) -> Non
 
         profiler = cProfile.Profile()
         profiler.enable()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     text, kept = work()
-    took = time.perf_counter() - started
+    took, cpu = time.perf_counter() - started, time.process_time() - cpu
     if profile:
         profiler.disable()
         pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(40)
@@ -158,7 +158,7 @@ def child(side: str, listing: Path, template: Path | None, profile: bool) -> Non
     held = _rss()
     assert kept is not None  # what the work built, alive until its memory is read
     digest = hashlib.sha256(text.encode()).hexdigest()
-    print(json.dumps({"seconds": took, "held": held - before, "peak": peak - before, "text": digest}))
+    print(json.dumps({"seconds": took, "cpu": cpu, "held": held - before, "peak": peak - before, "text": digest}))
 
 
 def run_child(side: str, listing: Path, template: Path, profile: bool = False) -> dict[str, Any]:
@@ -215,6 +215,7 @@ def main() -> int:
                     found[side].append(run_child(side, listing, template))
             same = found["memconfig"][0]["text"] == found["deepagents"][0]["text"]
             median = {side: statistics.median(r["seconds"] for r in found[side]) for side in SIDES}
+            cpu = {side: statistics.median(r["cpu"] for r in found[side]) for side in SIDES}
             held = {side: statistics.median(r["held"] for r in found[side]) for side in SIDES}
             peak = {side: statistics.median(r["peak"] for r in found[side]) for side in SIDES}
             per_source[count] = median["memconfig"] / count
@@ -225,7 +226,9 @@ def main() -> int:
             print(
                 f"{count:>6,} sources: memconfig {fmt_ms(median['memconfig'])} · fsspec {fmt_ms(median['fsspec'])}"
                 f" · deepagents {fmt_ms(median['deepagents'])} → {vs_fsspec:.2f}x fsspec, "
-                f"{vs_deepagents:.2f}x deepagents{'' if same else '  [PROMPTS DIFFER]'}",
+                f"{vs_deepagents:.2f}x deepagents{'' if same else '  [PROMPTS DIFFER]'}; CPU time: "
+                f"{cpu['memconfig'] / cpu['fsspec']:.2f}x fsspec, "
+                f"{cpu['memconfig'] / cpu['deepagents']:.2f}x deepagents",
                 flush=True,
             )
     print(f"\npython {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average at start {load[0]:.2f}")
