@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import contextvars
+import functools
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -771,7 +772,7 @@ class Config(BaseSettings):
     _template_text: str | None = PrivateAttr(default=None)
     _credentials: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)
     _secrets: tuple[str, ...] = PrivateAttr(default=())
-    _preset_filled: tuple[str | None, frozenset[str]] = PrivateAttr(default=(None, frozenset()))
+    _preset_filled: tuple[str | None, frozenset[str]] = PrivateAttr(default_factory=lambda: (None, frozenset()))
     _warnings: tuple[Problem, ...] = PrivateAttr(default=())
 
     @classmethod
@@ -904,7 +905,8 @@ class Config(BaseSettings):
             from_environment = any_variable()
             # The preset's defaults go under the config as it finally reads: after ``${VAR}`` expansion and
             # with the MEMCONFIG_* overrides laid over it, so that the preset chosen last brings its own.
-            preset = with_preset_defaults(with_environment(cls, expand_tree(dict(data), "", problems)))
+            tree = expand_tree(dict(data), "", problems)
+            preset = with_preset_defaults(with_environment(cls, tree) if from_environment else tree)
             expanded = preset.data
             config: Config | None = None
             try:
@@ -981,6 +983,7 @@ def _marker_problems(config: Config, layout: Preset) -> list[Problem]:
     return found
 
 
+@functools.lru_cache(maxsize=64)  # by layout: a process has a few, and each config asks again
 def _unsafe(layout: Preset) -> tuple[LayoutProblem, ...]:
     if not layout.escape:
         return ()

@@ -22,6 +22,7 @@ made (:func:`~memconfig.format.markup.layout_problems`, :class:`~memconfig.forma
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -113,9 +114,8 @@ class TemplateFormatter:
             self.wrappers = wrappers(self._template.parts, self._section.parts, layout.separator)
         self._parts = self._escaped_parts(ClosingTags(self.wrappers))
         self._laid_out: Held[_LaidOut] = Held()
-        titled = sorted(self.titles.items()) if "title" in self._section.slots else []
-        made_of = repr((layout, titled))  # a Preset's repr names every field (no deep copy, as astuple makes)
-        self.token = "template:" + hashlib.sha256(made_of.encode()).hexdigest()
+        titled = tuple(sorted(self.titles.items())) if "title" in self._section.slots else ()
+        self.token = _token(layout, titled)
 
     @classmethod
     def from_config(
@@ -244,3 +244,10 @@ class TemplateFormatter:
             pieces = found.pieces if found is not None and found.section is item else self._pieces(item)[0]
             laid_out.append(count("".join(self._framed(list(pieces)))) - frame)
         return BlockSizes(frame, empty, count(self.layout.separator), tuple(laid_out))
+
+
+@functools.lru_cache(maxsize=64)  # by layout and titles: a process has a few, and each pipeline asks again
+def _token(layout: Preset, titled: tuple[tuple[str, str], ...]) -> str:
+    """What a formatter lays out with, as its token: a Preset's repr names every field (no deep copy, as astuple)."""
+    made_of = repr((layout, list(titled)))  # as a list: the token states were made for stays the same
+    return "template:" + hashlib.sha256(made_of.encode()).hexdigest()
