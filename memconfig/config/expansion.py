@@ -9,13 +9,13 @@ may nest without end, or hold itself).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any
 
 from ..exceptions import Problem
 from ..interpolation import UnsetVariableError, expand_vars
 from ..limits import MAX_CONFIG_DEPTH
 from ..safe_yaml import Key
+from ..shapes import is_mapping
 
 __all__ = ["expand_tree"]
 
@@ -41,7 +41,7 @@ def expand_tree(value: Any, path: str, problems: list[Problem], depth: int = 0) 
         except (UnsetVariableError, ValueError) as exc:
             problems.append(Problem(path, str(exc)))
         return value
-    if not isinstance(value, Mapping | list):
+    if not isinstance(value, list) and not is_mapping(value):
         return value
     if depth >= MAX_CONFIG_DEPTH:
         where = path or "(top level)"

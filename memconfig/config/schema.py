@@ -57,6 +57,7 @@ from ..format.presets import (
 from ..interpolation import expand_vars
 from ..process.builtin_rules import BUILT_IN, unknown_rule
 from ..registry import APPENDERS, appenders, expanders, processors
+from ..shapes import is_mapping
 from ..sources.redact import Redactor, every_value, mask, redact_options, redact_url, variable_secrets
 from ..suggest import did_you_mean
 from ..templates import MARKER_SLOTS, Template
@@ -768,11 +769,12 @@ class Config(BaseSettings):
     """The CLI's load log."""
 
     _file: str | None = PrivateAttr(default=None)
-    _base: Path = PrivateAttr(default_factory=lambda: working_folder())
+    # Defaults pydantic neither calls nor deep-copies for every config (from_mapping sets each).
+    _base: Path | None = PrivateAttr(default=None)  # None: the working folder of the time it is asked
     _template_text: str | None = PrivateAttr(default=None)
-    _credentials: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)
+    _credentials: dict[str, dict[str, Any]] = PrivateAttr(default={})
     _secrets: tuple[str, ...] = PrivateAttr(default=())
-    _preset_filled: tuple[str | None, frozenset[str]] = PrivateAttr(default_factory=lambda: (None, frozenset()))
+    _preset_filled: tuple[str | None, frozenset[str]] | None = PrivateAttr(default=None)
     _warnings: tuple[Problem, ...] = PrivateAttr(default=())
 
     @classmethod
@@ -799,8 +801,8 @@ class Config(BaseSettings):
     @classmethod
     def _defined_presets(cls, data: Any, handler: Callable[[Any], Any]) -> Any:
         # formatter.preset may name a preset of the presets: section; its validator is told their names.
-        presets = data.get("presets") if isinstance(data, Mapping) else None
-        token = _DEFINED_PRESETS.set(frozenset(presets) if isinstance(presets, Mapping) else frozenset())
+        presets = data.get("presets") if is_mapping(data) else None
+        token = _DEFINED_PRESETS.set(frozenset(presets) if is_mapping(presets) else frozenset())
         try:
             return handler(data)
         finally:
@@ -851,7 +853,7 @@ class Config(BaseSettings):
     @property
     def base_path(self) -> Path:
         """The folder relative paths in this config resolve against."""
-        return self._base
+        return self._base if self._base is not None else working_folder()
 
     @property
     def template_text(self) -> str | None:
@@ -872,7 +874,7 @@ class Config(BaseSettings):
     @property
     def preset_filled(self) -> tuple[str | None, frozenset[str]]:
         """The built-in preset whose defaults this config took, and the key paths of the values they filled in."""
-        return self._preset_filled
+        return self._preset_filled if self._preset_filled is not None else (None, frozenset())
 
     @property
     def warnings(self) -> tuple[Problem, ...]:
@@ -883,7 +885,7 @@ class Config(BaseSettings):
 
     def resolve_path(self, path: str) -> Path:
         """A local path from this config: ``~`` expanded, relative to :attr:`base_path`."""
-        return resolve(self._base, path)
+        return resolve(self.base_path, path)
 
     @classmethod
     def from_mapping(

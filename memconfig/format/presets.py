@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from ..limits import MAX_PRESET_DEPTH
+from ..shapes import is_mapping
 from ..suggest import did_you_mean
 
 __all__ = [
@@ -369,10 +370,10 @@ def with_preset_defaults(data: Mapping[str, Any]) -> WithDefaults:
     brings nothing (the schema reports it).
     """
     formatter = data.get("formatter")
-    name = formatter.get("preset", "deepagents") if isinstance(formatter, Mapping) else "deepagents"
+    name = formatter.get("preset", "deepagents") if is_mapping(formatter) else "deepagents"
     defined = data.get("presets")
     seen: set[Any] = set()
-    while isinstance(defined, Mapping) and name not in PRESETS and name in defined and name not in seen:
+    while is_mapping(defined) and name not in PRESETS and name in defined and name not in seen:
         seen.add(name)
         spec = defined[name]
         name = spec.get("extends", "plain") if isinstance(spec, Mapping) else None

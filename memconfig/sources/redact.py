@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from ..interpolation import expand_vars_traced
+from ..shapes import is_mapping
 
 __all__ = [
     "MASK",
@@ -256,20 +257,20 @@ def variable_secrets(tree: Any) -> list[str]:
     seen: set[int] = set()  # a mapping built in Python may hold itself
     while stack:  # no recursion: a mapping built in Python may nest deep
         value = stack.pop()
-        if isinstance(value, Mapping | list | tuple):
-            if id(value) in seen:
-                continue
-            seen.add(id(value))
-        if isinstance(value, str):
+        if isinstance(value, str):  # the usual value, asked first: a str tested against an ABC is a slow "no"
             if "${" in value:
                 try:
                     found += [sub.value for sub in expand_vars_traced(value)[1] if is_secret_key(sub.name)]
                 except ValueError:
                     continue
-        elif isinstance(value, Mapping):
+            continue
+        if isinstance(value, list | tuple):
+            if id(value) not in seen:
+                seen.add(id(value))
+                stack.extend(value)
+        elif is_mapping(value) and id(value) not in seen:
+            seen.add(id(value))
             stack.extend(value.values())
-        elif isinstance(value, list | tuple):
-            stack.extend(value)
     return found
 
 
@@ -282,7 +283,7 @@ def every_value(tree: Any) -> list[str]:
         if isinstance(value, str):
             if len(value) >= _MIN_SECRET:
                 found.append(value)
-        elif isinstance(value, Mapping):
+        elif is_mapping(value):
             stack.extend(value.values())
         elif isinstance(value, list | tuple):
             stack.extend(value)
