@@ -29,10 +29,7 @@ from ..templates import Template, TemplateError
 from .expansion import expand_tree
 from .problems import any_variable
 
-__all__ = ["ON_DISK", "check_on_disk", "decode_text", "read_text", "resolve", "with_environment"]
-
-#: What :func:`check_on_disk` reads of a config.
-ON_DISK = {"base_dir", "credentials_file", "sources", "formatter"}
+__all__ = ["check_on_disk", "decode_text", "read_text", "resolve", "with_environment"]
 
 
 def resolve(base: Path, path: str) -> Path:

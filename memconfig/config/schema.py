@@ -61,7 +61,7 @@ from ..shapes import is_mapping
 from ..sources.redact import Redactor, every_value, mask, redact_options, redact_url, variable_secrets
 from ..suggest import did_you_mean
 from ..templates import MARKER_SLOTS, Template
-from .checks import ON_DISK, check_on_disk, resolve, with_environment
+from .checks import check_on_disk, resolve, with_environment
 from .expansion import expand_tree
 from .problems import any_variable, ignored_variables, problem_from_pydantic, problem_from_settings
 
@@ -904,6 +904,10 @@ class Config(BaseSettings):
         """
         with paused():  # a model per source: see memconfig.collector
             problems: list[Problem] = []
+            try:  # a config is read in a working folder, even when its paths are absolute
+                working = working_folder()
+            except ConfigError as exc:
+                raise ConfigError(exc.problems, file=file) from None
             from_environment = any_variable()
             # The preset's defaults go under the config as it finally reads: after ``${VAR}`` expansion and
             # with the MEMCONFIG_* overrides laid over it, so that the preset chosen last brings its own.
@@ -925,8 +929,8 @@ class Config(BaseSettings):
             except RecursionError:  # the JSON of a MEMCONFIG_* variable, nested without end
                 problems.append(Problem("(environment)", "a MEMCONFIG_* variable holds JSON nested too deeply to read"))
             # The disk is checked even when the schema has problems, so that every problem is listed at once.
-            plain = config.model_dump(include=ON_DISK) if config is not None else with_environment(cls, expanded)
-            origin = Path(base_dir) if base_dir is not None else working_folder()
+            plain = _on_disk(config) if config is not None else with_environment(cls, expanded)
+            origin = Path(base_dir) if base_dir is not None else working
             chosen = plain.get("base_dir")
             base = Path(os.path.abspath(_base_folder(origin, chosen) if isinstance(chosen, str) else origin))
             template_text, credentials = check_on_disk(plain, base, problems)
@@ -948,6 +952,31 @@ class Config(BaseSettings):
             for source in config.sources:
                 source._secrets = config._secrets
             return config
+
+
+def _on_disk(config: Config) -> dict[str, Any]:
+    """What :func:`~memconfig.config.checks.check_on_disk` reads of a valid config, as plain data.
+
+    A source with nothing but its location is its string (what check_on_disk reads it as), not a dump of
+    every field: a dump per source was a tenth of validating a long list.
+    """
+    sources: list[Any] = [
+        item.url
+        if item.url is not None and item.credentials is None
+        else {
+            "url": item.url,
+            "glob": item.glob,
+            "credentials": item.credentials,
+            "discover": None if item.discover is None else item.discover.model_dump(),
+        }
+        for item in config.sources
+    ]
+    return {
+        "base_dir": config.base_dir,
+        "credentials_file": config.credentials_file,
+        "formatter": config.formatter.model_dump(include={"template_file", "tokens"}),
+        "sources": sources,
+    }
 
 
 def _layout_problems(config: Config, template_text: str | None) -> list[Problem]:
