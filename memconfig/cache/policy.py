@@ -452,51 +452,53 @@ class PolicyCache:
 
     def _merge(self, state: MutableMapping[str, Any], work: Pass, results: Mapping[int, list[LoadResult]]) -> Snapshot:
         """Fold a pass's results into *state*, log what changed, and snapshot the result."""
-        with self._lock, paused():
-            found = self._stored.read(state)
-            held = found if isinstance(found, Meta) else None
-            merge = Merge(work, self._latest, dict(state.get(self.state_key) or {}), held)
-            for index, request in enumerate(work.requests):
-                merge.source(request.source, results.get(index, []))
-            ordered = tuple([e for s in self.sources for e in merge.by_source.get(s.key, [])])
-            # Only configured sources (and their children) count as left out: not ones since removed.
-            skipped = {k: r for k, r in merge.skipped.items() if r.root(k) in self._by_key}
-            keep = {e.key for e in ordered}
-            expansions = {
-                k: x for k, x in merge.expansions.items() if k in self._by_key or (x.via == "import" and k in keep)
-            }
-            pending = tuple(
-                [s.key for s in self.sources if s.key in merge.fatal or (s.required and not merge.by_source.get(s.key))]
-            )
-            if (
-                held is not None
-                and held.made_for == self.made_for
-                and not merge.changed
-                and ordered == held.entries
-                and skipped == held.skipped
-                and expansions == held.expansions
-                and pending == held.pending
-            ):  # unchanged
-                meta = held
-                if self.policy == "ttl":
-                    meta = meta.checked()
+        with paused():  # one burst: the merge and its log lines (see memconfig.collector)
+            with self._lock:
+                found = self._stored.read(state)
+                held = found if isinstance(found, Meta) else None
+                merge = Merge(work, self._latest, dict(state.get(self.state_key) or {}), held)
+                for index, request in enumerate(work.requests):
+                    merge.source(request.source, results.get(index, []))
+                ordered = tuple([e for s in self.sources for e in merge.by_source.get(s.key, [])])
+                # Only configured sources (and their children) count as left out: not ones since removed.
+                skipped = {k: r for k, r in merge.skipped.items() if r.root(k) in self._by_key}
+                keep = {e.key for e in ordered}
+                expansions = {
+                    k: x for k, x in merge.expansions.items() if k in self._by_key or (x.via == "import" and k in keep)
+                }
+                fatal, by_source = merge.fatal, merge.by_source
+                pending = tuple(
+                    [s.key for s in self.sources if s.key in fatal or (s.required and not by_source.get(s.key))]
+                )
+                if (
+                    held is not None
+                    and held.made_for == self.made_for
+                    and not merge.changed
+                    and ordered == held.entries
+                    and skipped == held.skipped
+                    and expansions == held.expansions
+                    and pending == held.pending
+                ):  # unchanged
+                    meta = held
+                    if self.policy == "ttl":
+                        meta = meta.checked()
+                        self._stored.write(state, meta)
+                else:
+                    state[self.state_key] = {k: v for k, v in merge.contents.items() if k in keep}
+                    meta = Meta.make(ordered, skipped, expansions, pending, self.made_for)
                     self._stored.write(state, meta)
-            else:
-                state[self.state_key] = {k: v for k, v in merge.contents.items() if k in keep}
-                meta = Meta.make(ordered, skipped, expansions, pending, self.made_for)
-                self._stored.write(state, meta)
-            snapshot = self._snapshot(
-                meta,
-                state[self.state_key],
-                merge.stats,
-                tuple(merge.reported),
-                tuple(merge.failures),
-                frozenset(merge.taken),
-                locked=True,
-            )
-        with events.one_pass(), paused():  # logged outside the lock: other renders need not wait on log I/O
-            for emit, arguments in merge.log:
-                emit(*arguments)
+                snapshot = self._snapshot(
+                    meta,
+                    state[self.state_key],
+                    merge.stats,
+                    tuple(merge.reported),
+                    tuple(merge.failures),
+                    frozenset(merge.taken),
+                    locked=True,
+                )
+            with events.one_pass():  # logged outside the lock: other renders need not wait on log I/O
+                for emit, arguments in merge.log:
+                    emit(*arguments)
         if self._watching is not None:  # where the sources read live now, then: checked up to the pass's start
             read = [request.source for request in work.requests]
             self._watching.saw(read, {r.source.key: results.get(i, []) for i, r in enumerate(work.requests)})

@@ -946,11 +946,13 @@ class Config(BaseSettings):
             # a credentials entry's values are all secret, whatever their names (a profile, an endpoint's user):
             # those of the entries the sources use (the file's others reach nothing this config does)
             used = [credentials[s.credentials] for s in config.sources if s.credentials in credentials]
-            config._secrets = tuple(dict.fromkeys([*variable_secrets(data), *every_value(used)]))
+            masked = tuple(dict.fromkeys([*variable_secrets(data), *every_value(used)]))
+            config._secrets = masked
             config._preset_filled = (preset.preset, preset.filled)
             config._warnings = tuple(ignored_variables(cls)) if from_environment else ()
-            for source in config.sources:
-                source._secrets = config._secrets
+            if masked:  # a private attribute is set through pydantic's __setattr__: only when there is something
+                for source in config.sources:
+                    source._secrets = masked
             return config
 
 
