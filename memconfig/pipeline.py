@@ -43,6 +43,7 @@ from .stages import (
     StateCache,
     provides,
 )
+from .timing import ms_since
 from .wiring import build_stages
 
 if TYPE_CHECKING:
@@ -244,7 +245,7 @@ class Pipeline:
         view = outcome.view
         if not outcome.memo:  # a block made now: what it holds, once, before the prompt_built naming it
             self._manifests.log(view.sha256, len(view.text), view.records())
-        outcome.log(_since(started))
+        outcome.log(ms_since(started))
         self._outcome = outcome.again()
         return Render(view.text, view.sha256, render_id, view.records, outcome.counts, outcome.memo)
 
@@ -364,13 +365,8 @@ def _dropped(drops: Sequence[Drop]) -> int:
     return sum(drop.reason is not SkipReason.NOT_APPLICABLE for drop in drops)
 
 
-def _since(started: float) -> float:
-    """Milliseconds since *started* (``time.perf_counter()``), as events give durations."""
-    return round((time.perf_counter() - started) * 1000, 3)
-
-
 def _log_failure(failures: Sequence[Failure], loaded: int, skipped: int, started: float) -> None:
-    fields = {"sources_loaded": loaded, "sources_skipped": skipped, "duration_ms": _since(started)}
+    fields = {"sources_loaded": loaded, "sources_skipped": skipped, "duration_ms": ms_since(started)}
     events.prompt_failed(failures, fields)
 
 

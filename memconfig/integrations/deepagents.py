@@ -58,6 +58,7 @@ from ..pipeline import Pipeline
 from ..sources import Source
 from ..sources.redact import Redactor, url_secrets
 from ..stages import Closing, StateCache, provides
+from ..timing import ms_since
 from ..wiring import Stages, build_stages
 from ._agent import AsyncHandler, Handler, changes, held
 
@@ -220,7 +221,7 @@ class MemoryMiddleware(AgentMiddleware[Any, Any, Any]):
             fields = {
                 "sources_loaded": len(snapshot.sections),
                 "sources_skipped": snapshot.stats.get("sources_skipped", 0),
-                "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+                "duration_ms": ms_since(started),
             }
             events.prompt_failed(snapshot.failures, fields)
             raise SourceError(snapshot.failures)

@@ -27,6 +27,7 @@ from typing import Any
 
 from ..drive import Either, Flow, run
 from ..model import LoadRequest, LoadResult, SkipReason, Status
+from ..timing import ms_since
 from .errors import over_max_bytes
 
 __all__ = ["BACKEND_ERRORS", "BackendLoader", "BackendResult"]
@@ -155,7 +156,7 @@ class BackendLoader:
         sha256 = hashlib.sha256(data).hexdigest()
         place = "backend:" + source.url
         if sha256 == request.sha256:
-            ms = _ms(started)
+            ms = ms_since(started)
             return LoadResult(source, Status.UNCHANGED, sha256=sha256, fingerprint=sha256, duration_ms=ms, place=place)
         try:
             text = data.decode(self.encoding)
@@ -169,7 +170,7 @@ class BackendLoader:
             detail = f"holds a NUL character (at character {text.index(chr(0))}): not text"
             return _skipped(request, SkipReason.BINARY, detail, started)
         # A backend gives no version stamp: the content hash is the fingerprint a revalidation compares.
-        ms = _ms(started)
+        ms = ms_since(started)
         return LoadResult(
             source, Status.LOADED, text, None, "", len(data), sha256, sha256, ms, read_at=started, place=place
         )
@@ -190,12 +191,8 @@ def _skipped(
         status=Status.SKIPPED,
         reason=reason,
         detail=detail,
-        duration_ms=_ms(started),
+        duration_ms=ms_since(started),
         fatal=fatal,
         backend_error=backend_error,
         decode_error=decode_error,
     )
-
-
-def _ms(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000, 3)

@@ -47,6 +47,7 @@ from ..model import LoadRequest, LoadResult, LocalCheck, SkipReason, Status
 from ..sources.places import same_place
 from ..sources.urls import chain, local_path_in
 from ..stages import token_of
+from ..timing import ms_since
 from .confinement import Confinement, resolved_path
 from .errors import classify, over_max_bytes, over_max_matches, retry_after
 from .fingerprints import fingerprint, local_fingerprint, local_version
@@ -384,7 +385,9 @@ class FsspecLoader:
                 if first.sha256 == request.sha256:
                     result = _unchanged(request, known, started, first.sha256)
                 else:
-                    result = replace(first, source=source, fingerprint=known, duration_ms=_ms(started), read_at=started)
+                    result = replace(
+                        first, source=source, fingerprint=known, duration_ms=ms_since(started), read_at=started
+                    )
                 result.place = place
                 return result
             # O_NONBLOCK: should the path have become a FIFO since, opening it does not wait for a writer
@@ -630,7 +633,7 @@ class FsspecLoader:
         except _Skip as skip:  # the fingerprint lets a cache see next time that the file has not changed
             return _skipped(source, skip.reason, skip.detail, started, fatal=skip.fatal, fingerprint=known)
         return LoadResult(
-            source, Status.LOADED, text, None, "", len(data), sha256, known, _ms(started), read_at=read_at
+            source, Status.LOADED, text, None, "", len(data), sha256, known, ms_since(started), read_at=read_at
         )
 
     def _failure(self, source: Source, exc: BaseException, started: float, is_dir: bool = False) -> LoadResult:
@@ -747,10 +750,6 @@ def _child(request: LoadRequest, child: Source) -> LoadRequest:
     return LoadRequest(child, known, sha256)
 
 
-def _ms(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000, 3)
-
-
 _Version = tuple[str, Any, SkipReason | None, Any]  # a check's path, its versions parsed, why it is out
 _Prepared = tuple[Sequence[LocalCheck], list[_Version], dict[LocalCheck, _Version]]  # checks, parsed, by check
 
@@ -765,7 +764,7 @@ def _unchanged(request: LoadRequest, known: str | None, started: float, sha256: 
         status=Status.UNCHANGED,
         sha256=sha256 or request.sha256,
         fingerprint=known,
-        duration_ms=_ms(started),
+        duration_ms=ms_since(started),
         read_at=started,
     )
 
@@ -785,7 +784,7 @@ def _skipped(
         reason=reason,
         detail=detail,
         fingerprint=fingerprint,
-        duration_ms=_ms(started),
+        duration_ms=ms_since(started),
         fatal=fatal,
         read_at=started,
     )
