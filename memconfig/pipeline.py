@@ -57,6 +57,9 @@ Paths = str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None
 """A snapshot processed and formatted: the block, its sha256, the records, the sections taken out, the notes."""
 _CACHE_COUNTS = ("cache_hits", "revalidated", "refreshed", "stale", "loaded", "skipped")
 _MEMO = 8  # distinct blocks kept: enough for states that differ, small enough to stay flat under churn
+#: Older blocks are kept while all kept hold at most this many characters: a large block is kept alone (the one
+#: rendered last), not eight times over for as long as the pipeline lives.
+_MEMO_CHARS = 1 << 22
 
 
 class Pipeline:
@@ -290,7 +293,7 @@ class Pipeline:
         view = _View(block.text, block.sha256, records, tuple(drops), tuple(notes))
         views = self._views
         views[key] = view
-        while len(views) > _MEMO:
+        while len(views) > _MEMO or (len(views) > 1 and _chars_held(views) > _MEMO_CHARS):
             try:
                 views.popitem(last=False)  # one step (no iterator for another thread to invalidate)
             except KeyError:
@@ -363,6 +366,11 @@ class _View(NamedTuple):
 def _dropped(drops: Sequence[Drop]) -> int:
     """The sections processors took out, each a ``source_dropped`` (a rule that does not apply is no drop)."""
     return sum(drop.reason is not SkipReason.NOT_APPLICABLE for drop in drops)
+
+
+def _chars_held(views: OrderedDict[str, _View]) -> int:
+    """The characters of the blocks *views* keeps (its values listed in one step: another render may add one)."""
+    return sum(len(view.text) for view in list(views.values()))
 
 
 def _log_failure(failures: Sequence[Failure], loaded: int, skipped: int, started: float) -> None:

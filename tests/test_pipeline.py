@@ -192,3 +192,30 @@ def test_close_stops_the_pool_and_the_watcher_and_a_render_after_it_opens_them_a
     reopened = _opened(pipeline, before)
     pipeline.close()
     assert [t.name for t in reopened if t.is_alive()] == []
+
+
+def test_changed_turns_of_a_large_block_keep_one_block_and_one_copy_of_the_texts(tmp_path: Path) -> None:
+    """An agent's turns after edits: the pipeline and its state hold about what they held after the first render
+    (the texts once, the block once), not the blocks of earlier turns or a second copy of the texts."""
+    import tracemalloc
+
+    paths = []
+    for i in range(250):
+        path = tmp_path / f"note-{i:03d}.md"
+        path.write_text(f"# note {i}\n" + "remember this, and that.\n" * 800)  # 20 KB: a 5 MB block
+        paths.append(str(path))
+    state: dict[str, Any] = {}
+    pipeline = Pipeline.from_config({"version": 1, "sources": paths, "cache": {"policy": "revalidate"}})
+    tracemalloc.start()
+    try:
+        block = pipeline.render(state=state)
+        first = tracemalloc.get_traced_memory()[0]
+        for turn in range(4):
+            Path(paths[turn]).write_text(f"# note {turn}, edited\n" + "remember this instead.\n" * 800)
+            block = pipeline.render(state=state)
+        gc.collect()
+        after = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert "edited" in block and len(block) > 5_000_000
+    assert after - first < len(block) // 4, (first, after)

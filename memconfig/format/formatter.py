@@ -80,11 +80,25 @@ class BlockSizes(NamedTuple):
 
 
 class _LaidOut(NamedTuple):
-    """A section as the formatter laid it out: kept while the same section comes back."""
+    """A section as the formatter laid it out: kept while the same section comes back.
+
+    Its content trimmed (``trim``) is a copy of the section's text: kept, it would hold every source's text a
+    second time for as long as the pipeline lives. Its place among the pieces is kept instead, and the trim
+    made again when the section is laid out again (a copy of a few KB, freed once the block is joined).
+    """
 
     section: Section
     pieces: list[str]  # never changed once made (a list: a tuple of it would be one more copy per section)
     chars: int  # its content's characters, as laid out (before escaping)
+    trimmed_at: int  # where the trimmed content goes in *pieces* (-1: every piece is kept as it is)
+
+    def again(self) -> list[str]:
+        """The pieces, the trimmed content put back in its place."""
+        if self.trimmed_at < 0:
+            return self.pieces
+        pieces = self.pieces.copy()
+        pieces[self.trimmed_at] = self.section.text.rstrip()
+        return pieces
 
 
 class TemplateFormatter:
@@ -113,6 +127,11 @@ class TemplateFormatter:
                 raise LayoutError(problems)
             self.wrappers = wrappers(self._template.parts, self._section.parts, layout.separator)
         self._parts = self._escaped_parts(ClosingTags(self.wrappers))
+        # Where the trimmed content goes, when it is put in as it is or only escaped where it holds a "<" (a value
+        # of an attribute is escaped whatever it holds: kept as made).
+        plain = [i for i, (slot, _, escape, lt_only) in enumerate(self._parts) if slot == "content"]
+        at = plain[0] if len(plain) == 1 else -1
+        self._content_at = at if at >= 0 and (self._parts[at][2] is None or self._parts[at][3]) else -1
         self._laid_out: Held[_LaidOut] = Held()
         titled = tuple(sorted(self.titles.items())) if "title" in self._section.slots else ()
         self.token = _token(layout, titled)
@@ -180,13 +199,13 @@ class TemplateFormatter:
             key = item.source
             found = held.get(key)
             if found is not None and found.section is item:
-                pieces, size = found.pieces, found.chars
+                pieces, size = found.again(), found.chars
                 if laid_out is not None:
                     laid_out[key] = found
             else:
                 pieces, size = self._pieces(item)
                 if laid_out is not None:  # kept from the second call on (a first render is often the only one)
-                    laid_out[key] = _LaidOut(item, pieces, size)
+                    laid_out[key] = self._kept(item, pieces, size)
             if body:
                 body.append(separator)
             body += pieces
@@ -226,6 +245,15 @@ class TemplateFormatter:
         ]
         return pieces, len(content)
 
+    def _kept(self, item: Section, pieces: list[str], size: int) -> _LaidOut:
+        """What is kept of *item* laid out: its pieces, without a trimmed copy of its text (:class:`_LaidOut`)."""
+        at = self._content_at
+        if at < 0 or len(pieces[at]) == len(item.text):  # nothing trimmed: the piece is the section's own text
+            return _LaidOut(item, pieces, size, -1)
+        if "<" in pieces[at] and pieces[at] != item.text.rstrip():  # escaped after the trim: kept as made
+            return _LaidOut(item, pieces, size, -1)
+        return _LaidOut(item, [*pieces[:at], "", *pieces[at + 1 :]], size, at)
+
     def sizes(self, sections: Sequence[Section], count: Callable[[str], int] = len) -> BlockSizes:
         """The block's size for *sections* in parts, each measured with *count*: what budgets weigh.
 
@@ -241,7 +269,7 @@ class TemplateFormatter:
         laid_out = []
         for item in sections:
             found = held.get(item.source)
-            pieces = found.pieces if found is not None and found.section is item else self._pieces(item)[0]
+            pieces = found.again() if found is not None and found.section is item else self._pieces(item)[0]
             laid_out.append(count("".join(self._framed(list(pieces)))) - frame)
         return BlockSizes(frame, empty, count(self.layout.separator), tuple(laid_out))
 

@@ -120,3 +120,43 @@ def test_each_call_lays_out_only_the_sections_that_changed() -> None:
         counts.append(formatter.laid_out)
         assert block == TemplateFormatter().format(sections)
     assert counts == [1, 1, 1, 1, 1]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "trailing newline\n",
+        "trailing spaces and lines  \n\n",
+        "a closing tag at the end </agent_memory>\n",
+        "a closing tag begun at the end </agent_mem  \n",
+        "nothing to trim",
+    ],
+)
+def test_a_section_taken_again_gives_the_block_a_fresh_formatter_gives(text: str) -> None:
+    """Kept from one call to the next without its trimmed text, a section is laid out as before, escapes and all."""
+    layout = PRESETS["deepagents"]
+    sections = [Section(f"/m/{i}.md", f"{i}.md", f"/m/{i}.md", f"{text} {i}\n" if i else text) for i in range(3)]
+    formatter = TemplateFormatter(layout)
+    formatter.format(sections)
+    formatter.format(sections)  # kept from the second call on
+    sections[1] = sections[1].with_text("edited\n")
+
+    assert formatter.format(sections) == TemplateFormatter(layout).format(sections)
+
+
+def test_what_is_kept_between_calls_holds_no_second_copy_of_the_texts() -> None:
+    """A trimmed text is a copy of the section's; the formatter keeps its place, not the copy."""
+    import tracemalloc
+
+    sections = [Section(f"/m/{i}.md", f"{i}.md", f"/m/{i}.md", f"{i:04d}" + "x" * 20_000 + "\n") for i in range(100)]
+    formatter = TemplateFormatter()
+    tracemalloc.start()
+    try:
+        formatter.format(sections)
+        block = formatter.format(sections)  # what this call lays out is kept for the next
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    texts = sum(len(s.text) for s in sections)
+    assert len(block.text) > texts
+    assert held < len(block.text) + texts // 4  # the block, and no second copy of the 2 MB of texts
