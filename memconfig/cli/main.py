@@ -88,7 +88,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    """The parser; of the commands, only the one *argv* runs is set up in full (all of them for ``--help``)."""
+    """The parser; of the commands, only the one *argv* runs is set up (all of them for ``--help``, or no command)."""
     chosen = _chosen(sys.argv[1:] if argv is None else argv)
     parser = _Parser(
         prog="memconfig",
@@ -98,8 +98,7 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
         if chosen is not None and name != chosen:
-            commands.add_parser(name)  # not the one run: its options are never parsed, its module not imported
-            continue
+            continue  # not the one run: no parser (each is a parser to build), its module not imported
         module = COMMANDS[name]
         sub = commands.add_parser(name, help=module.HELP, description=module.HELP)
         sub.add_argument(
