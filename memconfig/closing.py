@@ -2,15 +2,15 @@
 
 Shared by the layout reader (:mod:`memconfig.format.markup`), the formatter
 and the escaping processor (:mod:`memconfig.process.escaping`), so it depends
-on nothing but :mod:`memconfig.xmlnames`.
+on nothing but :mod:`memconfig.xmlnames` (and :mod:`memconfig.lazy`).
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable
 
+from .lazy import compiled_when_used
 from .xmlnames import NAME_CHAR_CLASS, NAME_CONTINUES_CLASS
 
 __all__ = ["ClosingTags", "begins_closing"]
@@ -19,14 +19,9 @@ __all__ = ["ClosingTags", "begins_closing"]
 _CLOSING_START = re.compile(rf"\s*(?:/\s*({NAME_CHAR_CLASS}*))?")
 
 
-@functools.cache
-def _closing_start_at_end() -> re.Pattern[str]:
-    """The same at a text's end, where the formatter strips trailing whitespace.
-
-    Compiled when first needed (a value with a ``<``): a class of every XML
-    name character takes milliseconds to compile, paid at every command's start.
-    """
-    return re.compile(rf"\s*(?:/\s*({NAME_CHAR_CLASS}*)\s*)?")
+# The same at a text's end, where the formatter strips trailing whitespace. Compiled when first needed (a value
+# with a "<"): a class of every XML name character takes milliseconds to compile, paid at every command's start.
+_closing_start_at_end = compiled_when_used(rf"\s*(?:/\s*({NAME_CHAR_CLASS}*)\s*)?")
 
 
 def _begun(match: re.Match[str] | None, names: Iterable[str]) -> list[str] | None:

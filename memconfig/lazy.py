@@ -1,4 +1,4 @@
-"""A package's public names, each imported from the module that defines it when first asked for (PEP 562).
+"""What memconfig makes only when first asked for: a package's public names (PEP 562), a regular expression.
 
 A package that re-exported its names at import would import every module
 below it with the package: ``import memconfig`` would cost every stage, a
@@ -7,16 +7,22 @@ imported anyway through their package, and the command line could not pause
 the collector before its command's imports (:func:`memconfig.cli.main.run`).
 A package keeps its names in a closed table instead; the type checker reads
 the same names from imports under ``TYPE_CHECKING``.
+
+A pattern that only some inputs need (a URL with user-info, a ``${VAR}``) is
+compiled when first used: compiling is the expensive part of a pattern, and a
+start that compiled them all would pay for every one (see benchmarks/startup.py).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
+import re
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["lazy_names"]
+__all__ = ["compiled_when_used", "lazy_names"]
 
 
 def lazy_names(package: str, modules: Mapping[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
@@ -39,3 +45,8 @@ def lazy_names(package: str, modules: Mapping[str, str]) -> tuple[Callable[[str]
         return sorted({*namespace, *modules})
 
     return __getattr__, __dir__
+
+
+def compiled_when_used(pattern: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
+    """*pattern*, compiled the first time the function returned is called, and kept: ``_found().search(text)``."""
+    return functools.cache(functools.partial(re.compile, pattern, flags))
