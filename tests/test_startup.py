@@ -68,6 +68,7 @@ def test_the_console_scripts_import_brings_none_of_the_library() -> None:
         "memconfig",
         "memconfig.cli",
         "memconfig.cli.main",
+        "memconfig.collector",
         "memconfig.exceptions",
         "memconfig.lazy",
         "memconfig.limits",

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from ..collector import paused
 from ..exceptions import MemconfigError, OutputNotWritten, bounded
 from ..safe_text import escaped
 from ..suggest import did_you_mean
@@ -219,12 +220,9 @@ def run() -> None:
     # it, neither during the imports (a full one came up in them) nor the interpreter's last ones at exit (a
     # tenth of a second of every command together; see benchmarks/startup.py). ``import memconfig`` imports
     # nothing, so the pause comes before all of it.
-    gc.disable()
-    try:
+    with paused():
         chosen = _chosen(sys.argv[1:])
         if chosen is not None:
             COMMANDS[chosen]  # imported here: main() finds it imported
-    finally:
         gc.freeze()
-        gc.enable()
     sys.exit(main())
