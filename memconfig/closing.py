@@ -15,12 +15,10 @@ from .xmlnames import NAME_CHAR_CLASS, NAME_CONTINUES_CLASS
 
 __all__ = ["ClosingTags", "begins_closing"]
 
-# What may follow a "<" and still be the start of a closing tag: spaces, "/", spaces, part of a name.
-_CLOSING_START = re.compile(rf"\s*(?:/\s*({NAME_CHAR_CLASS}*))?")
-
-
-# The same at a text's end, where the formatter strips trailing whitespace. Compiled when first needed (a value
-# with a "<"): a class of every XML name character takes milliseconds to compile, paid at every command's start.
+# Both compiled when first needed: a class of every XML name character takes most of a millisecond to compile,
+# which every command's start would pay. What may follow a "<" and still be the start of a closing tag: spaces,
+# "/", spaces, part of a name; then the same at a text's end, where the formatter strips trailing whitespace.
+_closing_start = compiled_when_used(rf"\s*(?:/\s*({NAME_CHAR_CLASS}*))?")
 _closing_start_at_end = compiled_when_used(rf"\s*(?:/\s*({NAME_CHAR_CLASS}*)\s*)?")
 
 
@@ -39,7 +37,9 @@ def begins_closing(tail: str, names: Iterable[str]) -> bool:
     ``""``, spaces, ``/``, ``/ ag``, ``/AGENT_MEMORY``: yes for ``agent_memory``;
     ``/x``, ``/ag ``, ``b``: no.
     """
-    return _begun(_CLOSING_START.fullmatch(tail), names) is not None
+    if ">" in tail:  # a tag ended after the "<" (a layout's usual text): no start of one, nothing to compile
+        return False
+    return _begun(_closing_start().fullmatch(tail), names) is not None
 
 
 class ClosingTags:
