@@ -2,31 +2,24 @@
 
 Shared by the layout reader (:mod:`memconfig.format.markup`), the formatter
 and the escaping processor (:mod:`memconfig.process.escaping`), so it depends
-on nothing but :mod:`memconfig.xmlnames`.
+on nothing but :mod:`memconfig.xmlnames` (and :mod:`memconfig.lazy`).
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable
 
+from .lazy import compiled_when_used
 from .xmlnames import NAME_CHAR_CLASS, NAME_CONTINUES_CLASS
 
 __all__ = ["ClosingTags", "begins_closing"]
 
-# What may follow a "<" and still be the start of a closing tag: spaces, "/", spaces, part of a name.
-_CLOSING_START = re.compile(rf"\s*(?:/\s*({NAME_CHAR_CLASS}*))?")
-
-
-@functools.cache
-def _closing_start_at_end() -> re.Pattern[str]:
-    """The same at a text's end, where the formatter strips trailing whitespace.
-
-    Compiled when first needed (a value with a ``<``): a class of every XML
-    name character takes milliseconds to compile, paid at every command's start.
-    """
-    return re.compile(rf"\s*(?:/\s*({NAME_CHAR_CLASS}*)\s*)?")
+# Both compiled when first needed: a class of every XML name character takes most of a millisecond to compile,
+# which every command's start would pay. What may follow a "<" and still be the start of a closing tag: spaces,
+# "/", spaces, part of a name; then the same at a text's end, where the formatter strips trailing whitespace.
+_closing_start = compiled_when_used(rf"\s*(?:/\s*({NAME_CHAR_CLASS}*))?")
+_closing_start_at_end = compiled_when_used(rf"\s*(?:/\s*({NAME_CHAR_CLASS}*)\s*)?")
 
 
 def _begun(match: re.Match[str] | None, names: Iterable[str]) -> list[str] | None:
@@ -44,7 +37,9 @@ def begins_closing(tail: str, names: Iterable[str]) -> bool:
     ``""``, spaces, ``/``, ``/ ag``, ``/AGENT_MEMORY``: yes for ``agent_memory``;
     ``/x``, ``/ag ``, ``b``: no.
     """
-    return _begun(_CLOSING_START.fullmatch(tail), names) is not None
+    if ">" in tail:  # a tag ended after the "<" (a layout's usual text): no start of one, nothing to compile
+        return False
+    return _begun(_closing_start().fullmatch(tail), names) is not None
 
 
 class ClosingTags:

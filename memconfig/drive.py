@@ -27,9 +27,7 @@ from collections.abc import Awaitable, Callable, Generator, Sequence
 from concurrent.futures import Executor, Future
 from typing import Any, TypeVar
 
-import fsspec.asyn
-
-__all__ = ["Blocking", "Either", "Flow", "LoopBlocked", "Shared", "Wait", "arun", "run"]
+__all__ = ["Blocking", "Either", "Flow", "LoopBlocked", "Shared", "Wait", "arun", "io_loop", "run"]
 
 T = TypeVar("T")
 
@@ -118,6 +116,17 @@ def _loop_running() -> bool:
     return True
 
 
+def io_loop() -> asyncio.AbstractEventLoop:
+    """fsspec's I/O loop (its thread started on first use), where remote reads and a sync caller's awaitables run.
+
+    ``fsspec.asyn`` is imported here, by the first render that has such a wait: a render of local files never does.
+    """
+    import fsspec.asyn
+
+    loop: asyncio.AbstractEventLoop = fsspec.asyn.get_loop()
+    return loop
+
+
 def _block(wait: Wait) -> Any:
     if isinstance(wait, Future):
         return wait.result()
@@ -132,7 +141,7 @@ def _block(wait: Wait) -> Any:
     if not inspect.isawaitable(wait):
         raise TypeError(f"a flow yielded {wait!r}, which is neither a Future nor awaitable, nor a request")
     # A user's async loader, from a sync caller: run on fsspec's I/O loop, as remote reads are.
-    return asyncio.run_coroutine_threadsafe(_awaited(wait), fsspec.asyn.get_loop()).result()
+    return asyncio.run_coroutine_threadsafe(_awaited(wait), io_loop()).result()
 
 
 async def _await(wait: Wait) -> Any:

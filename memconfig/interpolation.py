@@ -12,11 +12,14 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 from urllib.parse import quote
 
+from .lazy import compiled_when_used
+
 __all__ = ["Substitution", "UnsetVariableError", "expand_vars", "expand_vars_traced", "variable_names"]
 
-_VAR_RE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$\{[^}]*\}?")
+# Compiled when a text first holds a "$" (most configs hold none), as the next one is.
+_var_re = compiled_when_used(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$\{[^}]*\}?")
 # What os.environ makes of bytes that are not UTF-8 (surrogateescape): such a value cannot be written anywhere.
-_NOT_UTF8 = re.compile("[\udc80-\udcff]")
+_not_utf8 = compiled_when_used("[\udc80-\udcff]")
 # The text of a malformed reference is never quoted: it may be part of a password that holds "${".
 _MALFORMED = "malformed variable reference: write ${NAME} or ${NAME:-default}, and $$ for a literal $"
 
@@ -85,14 +88,14 @@ def expand_vars_traced(
             if default is None:
                 raise UnsetVariableError(name)
             value = default
-        elif _NOT_UTF8.search(value):  # the value is never shown: it may be a secret
+        elif _not_utf8().search(value):  # the value is never shown: it may be a secret
             raise ValueError(f"environment variable ${{{name}}} holds bytes that are not UTF-8")
         made.append(Substitution(name, value, match.start(), match.end()))
         if any(start <= match.start() and match.end() <= end for start, end in quote_within):
             return quote(value, safe=":")  # ":" still parts user from password
         return value
 
-    return _VAR_RE.sub(substitute, text), made
+    return _var_re().sub(substitute, text), made
 
 
 def variable_names(text: str) -> tuple[str, ...]:
@@ -102,4 +105,4 @@ def variable_names(text: str) -> tuple[str, ...]:
     """
     if "$" not in text:
         return ()
-    return tuple(dict.fromkeys(match[1] for match in _VAR_RE.finditer(text) if match[1] is not None))
+    return tuple(dict.fromkeys(match[1] for match in _var_re().finditer(text) if match[1] is not None))

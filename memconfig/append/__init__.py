@@ -12,15 +12,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..lazy import lazy_names
 from ..registry import APPENDERS, AppenderEntry, appenders
-from .anthropic import AnthropicAppender
-from .json import JSONAppender
-from .openai import OpenAIAppender
 from .text import TextAppender
 
 if TYPE_CHECKING:
     from ..config import Config
     from ..stages import Appender
+    from .anthropic import AnthropicAppender
+    from .json import JSONAppender
+    from .openai import OpenAIAppender
 
 __all__ = [
     "APPENDERS",
@@ -54,3 +55,11 @@ def printable(name: str) -> bool:
     if entry.printable is not None:
         return entry.printable
     return callable(getattr(appenders.load(name), "output", None))
+
+
+#: The other shapes' classes, imported when first asked for (the registry imports each when a render first asks
+#: for its shape); the text appender, every render's default, is imported with the package.
+_MODULES = {"AnthropicAppender": "anthropic", "JSONAppender": "json", "OpenAIAppender": "openai"}
+
+if not TYPE_CHECKING:  # the type checker reads the imports above
+    __getattr__, __dir__ = lazy_names(__name__, _MODULES)

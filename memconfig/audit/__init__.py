@@ -1,14 +1,15 @@
 """``memconfig audit``: memconfig's load logs, from anywhere, read once into a summary per source and per render.
 
-The public API is re-exported here, each name imported when first used (a
-closed table, as the CLI's commands are): ``import memconfig.audit`` costs
-nothing, and the audit command's table output never imports the HTML writer.
+The public API is re-exported here, each name imported when first used
+(:mod:`memconfig.lazy`): ``import memconfig.audit`` costs nothing, and the
+audit command's table output never imports the HTML writer.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_names
 
 if TYPE_CHECKING:
     from .aggregate import Filters
@@ -79,14 +80,5 @@ _MODULES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _MODULES.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value  # looked up once
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+if not TYPE_CHECKING:  # the type checker reads the imports above
+    __getattr__, __dir__ = lazy_names(__name__, _MODULES)

@@ -18,13 +18,15 @@ import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .. import __version__
-from ..config import Config, load_config, load_config_stream
+from ..collector import paused
 from ..exceptions import MemconfigError, OutputNotWritten, bounded
 from ..safe_text import escaped
 from ..suggest import did_you_mean
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 __all__ = ["COMMANDS", "LOGGED", "main", "run"]
 
@@ -60,6 +62,19 @@ BROKEN_PIPE = 141
 OUTPUT_FAILED = 74  # sysexits.h EX_IOERR
 
 
+class _Version(argparse.Action):
+    """``--version``, as argparse's own prints it, but the version is read from the installed metadata only then."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        from .. import __version__
+
+        print(f"memconfig {__version__}")
+        parser.exit()
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse's parser, but a choice it does not know (a command, ``--format``, ``--log-format``) is answered
     with the closest ones (:func:`~memconfig.suggest.did_you_mean`); the subcommands' parsers are of this class too."""
@@ -74,18 +89,17 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    """The parser; of the commands, only the one *argv* runs is set up in full (all of them for ``--help``)."""
+    """The parser; of the commands, only the one *argv* runs is set up (all of them for ``--help``, or no command)."""
     chosen = _chosen(sys.argv[1:] if argv is None else argv)
     parser = _Parser(
         prog="memconfig",
         description="Build an agent's memory prompt from the sources a YAML config declares.",
     )
-    parser.add_argument("--version", action="version", version=f"memconfig {__version__}")
+    parser.add_argument("--version", action=_Version, help="show program's version number and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
         if chosen is not None and name != chosen:
-            commands.add_parser(name)  # not the one run: its options are never parsed, its module not imported
-            continue
+            continue  # not the one run: no parser (each is a parser to build), its module not imported
         module = COMMANDS[name]
         sub = commands.add_parser(name, help=module.HELP, description=module.HELP)
         sub.add_argument(
@@ -177,6 +191,8 @@ def _as_written(args: argparse.Namespace) -> contextlib.AbstractContextManager[N
 
 def _load(name: str) -> Config:
     """The config named on the command line; ``-`` is standard input (relative paths: the current folder)."""
+    from ..config import load_config, load_config_stream  # imported by then (see run); this module imports none of it
+
     if name == STDIN:
         return load_config_stream(sys.stdin.buffer, file="<stdin>")
     return load_config(name)
@@ -199,7 +215,14 @@ def _silence() -> None:
 
 def run() -> None:
     """Console-script entry point."""
-    # What the imports made lives until the process ends: frozen, no collection walks it again, nor the
-    # interpreter's last ones at exit (a tenth of a second of every command; see benchmarks/startup.py).
-    gc.freeze()
+    # What the imports make lives until the process ends. The collector is paused while the command's module
+    # is imported (and with it the library and its dependencies), then all of it is frozen: no collection walks
+    # it, neither during the imports (a full one came up in them) nor the interpreter's last ones at exit (a
+    # tenth of a second of every command together; see benchmarks/startup.py). ``import memconfig`` imports
+    # nothing, so the pause comes before all of it.
+    with paused():
+        chosen = _chosen(sys.argv[1:])
+        if chosen is not None:
+            COMMANDS[chosen]  # imported here: main() finds it imported
+        gc.freeze()
     sys.exit(main())

@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from ..lazy import lazy_names
 from ..registry import EXPANDERS as _EXPANDERS
-from .discover import DiscoverExpander
-from .glob import GlobExpander
 
 if TYPE_CHECKING:
     from ..sources import Source
+    from .discover import DiscoverExpander
+    from .glob import GlobExpander
 
 __all__ = ["EXPANDERS", "DiscoverExpander", "Expander", "GlobExpander"]
 
@@ -32,3 +33,9 @@ class Expander(Protocol):
 
 EXPANDERS: Mapping[str, Expander] = _EXPANDERS
 """The expanders by name, each made when first asked for: memconfig's own and a plugin's alike."""
+
+#: The expanders' classes, imported when first asked for: the registry imports each when a config first uses it.
+_MODULES = {"DiscoverExpander": "discover", "GlobExpander": "glob"}
+
+if not TYPE_CHECKING:  # the type checker reads the imports above
+    __getattr__, __dir__ = lazy_names(__name__, _MODULES)

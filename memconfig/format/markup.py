@@ -23,6 +23,7 @@ from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from ..closing import begins_closing
+from ..lazy import compiled_when_used
 from ..xmlnames import NAME_CHAR_CLASS, NAME_START_CLASS
 
 __all__ = ["LayoutError", "LayoutProblem", "enclosing", "layout_problems", "slot_contexts", "wrappers"]
@@ -30,8 +31,9 @@ __all__ = ["LayoutError", "LayoutProblem", "enclosing", "layout_problems", "slot
 _TAG = re.compile(rf"""<(/?)({NAME_START_CLASS}{NAME_CHAR_CLASS}*)((?:"[^"]*"|'[^']*'|[^'">])*)>""")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _SLOT = "\x00"  # where a slot stands in the joined text
-# A slot where a tag's name is written: right after "<" or "</" and any part of a name.
-_NAME_POSITION = re.compile(rf"</?{NAME_CHAR_CLASS}*\Z")
+# A slot where a tag's name is written: right after "<" or "</" and any part of a name. Compiled when a section
+# first has a "<" before a slot (see memconfig.closing: a class of every name character is slow to compile).
+_name_position = compiled_when_used(rf"</?{NAME_CHAR_CLASS}*\Z")
 
 Parts = Sequence[tuple[bool, str]]  # hashable (a tuple, as Template.parts is) for the memoised functions
 
@@ -173,7 +175,7 @@ def layout_problems(template: Parts, section: Parts, separator: str) -> tuple[La
             before = text
             continue
         shown = "{" + text + "}"
-        if _NAME_POSITION.search(before):
+        if "<" in before and _name_position().search(before):
             problems.append(LayoutProblem("section", f"slot {shown} stands in a tag's name; write the name itself"))
         elif context == "":
             problems.append(

@@ -33,13 +33,12 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import fsspec.asyn
 from fsspec.implementations.local import LocalFileSystem
 from fsspec.utils import tokenize
 
 from .. import events
 from ..collector import paused
-from ..drive import Blocking, Flow, run
+from ..drive import Blocking, Flow, io_loop, run
 from ..expand import EXPANDERS, Expander
 from ..expand.capabilities import ExpanderTable
 from ..file_kinds import file_place, irregular_kind
@@ -233,7 +232,7 @@ class FsspecLoader:
         expect(len(requests))  # a watcher (the CLI's progress display) is told; nothing happens if none is
         routed = self._routed(requests) if self.by_protocol else _NO_ROUTES
         remote = [(i, r) for i, r in enumerate(requests) if not r.source.in_process and i not in routed]
-        future = asyncio.run_coroutine_threadsafe(self._load_remote(remote), fsspec.asyn.get_loop()) if remote else None
+        future = asyncio.run_coroutine_threadsafe(self._load_remote(remote), io_loop()) if remote else None
         walks: list[int] = []
         with paused():
             for index, request in enumerate(requests):

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..fences import closes, opens
-from .frontmatter import StripFrontmatter, StripFrontmatterOf
 from .text import TextStep
 
 if TYPE_CHECKING:
@@ -110,6 +109,9 @@ class Cleaning:
             every, some = strip_frontmatter, []
         self.strip_frontmatter = every
         """Frontmatter is stripped from every source (the blank test strips it too)."""
+        if every or some:
+            from .frontmatter import StripFrontmatter, StripFrontmatterOf  # only stripping frontmatter pays for it
+
         text: list[TextStep] = [StripBOM()] if strip_bom else []
         if every:
             text.append(StripFrontmatter())

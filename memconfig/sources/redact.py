@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from ..interpolation import expand_vars_traced
+from ..lazy import compiled_when_used
 from ..shapes import is_mapping
 
 __all__ = [
@@ -81,11 +82,13 @@ _SECRET_NAMES = frozenset(
         "hash",
     )
 )
+# Each pattern is compiled when first used (a millisecond together, at every start otherwise): a source's
+# URL seldom holds an "@" or a "=", and only an audit masks free text.
 # By rule, beside the names: a query value that looks like a signature or a token, whatever it is called —
 # 20 or more characters of base64, hex or percent-encoding, with digits and letters of both cases (or 32 hex);
 # or a JWT: three (signed) or five (encrypted) base64url segments joined by ".", the first a JSON header ("eyJ"),
 # so that dotted file names and versions are kept.
-_TOKEN_VALUE_RE = re.compile(
+_token_value_re = compiled_when_used(
     r"(?=[A-Za-z0-9+/=_%-]{20,}$)(?:(?=.*\d)(?=.*[a-z])(?=.*[A-Z]).*|[0-9a-fA-F]{32,})"
     r"|eyJ[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*){2}(?:(?:\.[A-Za-z0-9_-]*){2})?$"
 )
@@ -93,16 +96,16 @@ _SAFE_NAMES = frozenset({"anon", "key_prefix", "use_ssl", "requester_pays"})
 _MIN_SECRET = 4  # shorter values are not masked inside free text: they would mask ordinary words
 
 # Up to the last "@" before the path: a password may hold an unescaped "@", as yarl (aiohttp) accepts.
-_USERINFO_RE = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.\-]*://)(?P<userinfo>[^/\s?#]+)@")
-_QUERY_RE = re.compile(r"(?P<sep>[?&;])(?P<key>[^=&;#\s?]+)=(?P<value>[^&;#\s\"'<>]*)")
+_userinfo_re = compiled_when_used(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.\-]*://)(?P<userinfo>[^/\s?#]+)@")
+_query_re = compiled_when_used(r"(?P<sep>[?&;])(?P<key>[^=&;#\s?]+)=(?P<value>[^&;#\s\"'<>]*)")
 # fsspec's git URLs read ``git://repo:ref@path``: that is a repository and a ref, not user-info.
 _NO_USERINFO = frozenset({"git://"})
 # A whole URL (one line, from its scheme on); each ``::``-chained part is read on its own.
-_WHOLE_URL_RE = re.compile(r"[a-zA-Z][a-zA-Z0-9+.\-]*://[^\n]*")
-_SCHEME_RE = re.compile(r"[a-zA-Z][a-zA-Z0-9+.\-]*://")
+_whole_url_re = compiled_when_used(r"[a-zA-Z][a-zA-Z0-9+.\-]*://[^\n]*")
+_scheme_re = compiled_when_used(r"[a-zA-Z][a-zA-Z0-9+.\-]*://")
 # Before a path's "@": a host and port (``unpkg.com:443/@scope/x.md``), which is not user-info.
 _NO_HOST = frozenset({"", "/", "?", "#", "@", ":"})  # what cannot start a host: the "@" before it was not the last
-_HOST_PORT_RE = re.compile(r"[^:/?#@\s]*:\d*(?:[/?#]|$)")
+_host_port_re = compiled_when_used(r"[^:/?#@\s]*:\d*(?:[/?#]|$)")
 
 
 def is_secret_key(name: str) -> bool:
@@ -124,19 +127,19 @@ def _whole_url_userinfo(text: str) -> list[tuple[int, int]]:
     only a ``user:password`` form whose user holds no ``/``, ``?`` or ``#``;
     and not a host and port followed by a path that holds an ``@``.
     """
-    if "@" not in text or _WHOLE_URL_RE.fullmatch(text) is None:
+    if "@" not in text or _whole_url_re().fullmatch(text) is None:
         return []
     spans = []
     start = 0
     for part in text.split("::"):
-        scheme = _SCHEME_RE.match(part)
+        scheme = _scheme_re().match(part)
         at = part.rfind("@")
-        found = _USERINFO_RE.match(part)
+        found = _userinfo_re().match(part)
         usual = found is not None and part[found.end() : found.end() + 1] not in _NO_HOST  # then a host follows
         if scheme is not None and not usual and scheme[0].lower() not in _NO_USERINFO and at > scheme.end():
             userinfo = part[scheme.end() : at]
             user = userinfo.split(":", 1)[0]
-            if ":" in userinfo and not any(c in user for c in "/?#") and _HOST_PORT_RE.match(userinfo) is None:
+            if ":" in userinfo and not any(c in user for c in "/?#") and _host_port_re().match(userinfo) is None:
                 spans.append((start + scheme.end(), start + at))
         start += len(part) + 2
     return spans
@@ -147,31 +150,31 @@ def redact_url(text: str) -> str:
     if "@" in text:
         for begin, end in reversed(_whole_url_userinfo(text)):
             text = text[:begin] + MASK + text[end:]
-        text = _USERINFO_RE.sub(lambda m: m[0] if _userinfo(m) is None else f"{m['scheme']}{MASK}@", text)
+        text = _userinfo_re().sub(lambda m: m[0] if _userinfo(m) is None else f"{m['scheme']}{MASK}@", text)
     if "=" in text:
-        text = _QUERY_RE.sub(lambda m: f"{m['sep']}{m['key']}={MASK}" if _secret_query(m) else m[0], text)
+        text = _query_re().sub(lambda m: f"{m['sep']}{m['key']}={MASK}" if _secret_query(m) else m[0], text)
     return text
 
 
 def _secret_query(match: re.Match[str]) -> bool:
-    """Whether a query parameter's value is a secret: by its name, or by its look (:data:`_TOKEN_VALUE_RE`)."""
-    return is_secret_key(match["key"]) or _TOKEN_VALUE_RE.match(match["value"]) is not None
+    """Whether a query parameter's value is a secret: by its name, or by its look (:func:`_token_value_re`)."""
+    return is_secret_key(match["key"]) or _token_value_re().match(match["value"]) is not None
 
 
 # Free text another program wrote (a foreign log's line) may carry credentials in forms that are not URLs.
 # A credential header's value, whole: quoted up to its closing quote, else to the end of the line.
-_HEADER_RE = re.compile(
+_header_re = compiled_when_used(
     r"(?<![\w-])(?P<name>(?:proxy-)?authorization|(?:set-)?cookie)(?P<quote>[\"']?)(?P<op>\s*[:=]\s*)"
     r"(?:(?P<open>[\"'])[^\"'\n]{0,4096}(?P=open)?|[^\n]+)",
     re.IGNORECASE,
 )
 # An HTTP auth scheme and its credentials (RFC 9110's token68): ``Bearer …`` always, ``Basic …`` when it looks encoded.
-_AUTH_SCHEME_RE = re.compile(
+_auth_scheme_re = compiled_when_used(
     r"\b(?P<scheme>bearer|basic)(?P<space>\s+)(?P<credentials>[A-Za-z0-9._~+/-]+=*)", re.IGNORECASE
 )
-_ENCODED_RE = re.compile(r"[0-9+/=]|.[A-Z]")  # a digit, base64's symbols, or a capital letter past the first
+_encoded_re = compiled_when_used(r"[0-9+/=]|.[A-Z]")  # a digit, base64's symbols, or a capital letter past the first
 # ``name=value``, ``name: value``, ``"name": "value"`` (JSON, a Python dict's repr), for a secret-looking name.
-_ASSIGNMENT_RE = re.compile(
+_assignment_re = compiled_when_used(
     r"(?<![\w.-])(?P<key>[A-Za-z_][\w.-]*)(?P<quote>[\"']?)(?P<op>\s*=\s*|\s*:\s+|:(?=[\"']))"
     r"(?:\"(?P<double>[^\"\n]{0,256})\"|'(?P<single>[^'\n]{0,256})'|(?P<open>[\"']?)(?P<bare>[^\s&,;)}\]\"'<>]+))"
 )
@@ -184,7 +187,7 @@ def _masked_header(match: re.Match[str]) -> str:
 
 def _masked_scheme(match: re.Match[str]) -> str:
     credentials = match["credentials"]
-    if match["scheme"].lower() == "basic" and len(credentials) < 16 and _ENCODED_RE.search(credentials) is None:
+    if match["scheme"].lower() == "basic" and len(credentials) < 16 and _encoded_re().search(credentials) is None:
         return match[0]  # "Basic authentication": a word, not base64
     return f"{match['scheme']}{match['space']}{MASK}"
 
@@ -211,14 +214,14 @@ def redact_text(text: str) -> str:
     """
     text = redact_url(text)
     if ":" in text or "=" in text:
-        text = _HEADER_RE.sub(_masked_header, text)
-        text = _ASSIGNMENT_RE.sub(_masked_assignment, text)
-    return _AUTH_SCHEME_RE.sub(_masked_scheme, text)
+        text = _header_re().sub(_masked_header, text)
+        text = _assignment_re().sub(_masked_assignment, text)
+    return _auth_scheme_re().sub(_masked_scheme, text)
 
 
 def userinfo_spans(text: str) -> list[tuple[int, int]]:
     """Where URL user-info sits in *text*: ``(start, end)`` of each part :func:`redact_url` masks."""
-    return [match.span("userinfo") for match in _USERINFO_RE.finditer(text) if _userinfo(match) is not None]
+    return [match.span("userinfo") for match in _userinfo_re().finditer(text) if _userinfo(match) is not None]
 
 
 def url_secrets(text: str) -> list[str]:
@@ -232,7 +235,7 @@ def url_secrets(text: str) -> list[str]:
             userinfo = text[start:end]
             found += [userinfo, *userinfo.split(":", 1)[1:]]
     if "=" in text:
-        found += [m["value"] for m in _QUERY_RE.finditer(text) if _secret_query(m)]
+        found += [m["value"] for m in _query_re().finditer(text) if _secret_query(m)]
     return found + [unquote(s) for s in found if unquote(s) != s]
 
 

@@ -137,7 +137,8 @@ def test_fast_render_shows_no_progress() -> None:
 _RICH_IMPORTS = textwrap.dedent(
     """
     import sys
-    import memconfig.cli  # structlog, imported here, imports rich itself when it is installed
+    import structlog  # imports rich itself when it is installed (memconfig.cli imports it only with a command)
+    import memconfig.cli
     before = {m for m in sys.modules if m.split(".")[0] == "rich"}
     code = memconfig.cli.main(sys.argv[1:])
     added = sorted(m for m in sys.modules if m.split(".")[0] == "rich" and m not in before)

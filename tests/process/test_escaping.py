@@ -268,6 +268,20 @@ def test_literal_text_that_a_value_would_finish_into_a_closing_tag_is_refused(
     assert says in message and "closing tag of memory" in message
 
 
+@pytest.mark.parametrize(
+    "section",
+    [
+        pytest.param("</b>{content}", id="closed-tag"),
+        pytest.param("<b class='x'>{content}</b>", id="open-tag"),
+        pytest.param("a > b: {content}", id="gt"),
+    ],
+)
+def test_a_tag_ended_right_before_a_slot_is_no_begun_closing_tag(tmp_path: Path, section: str) -> None:
+    """Literal text whose last "<" was closed by a ">" before the slot: nothing a value could finish; accepted."""
+    config = Config.from_mapping(_config(tmp_path, [], preset="plain", template=_MEMORY, section=section))
+    assert config.formatter.section == section
+
+
 def test_a_template_file_with_a_begun_closing_tag_is_refused_at_its_key(tmp_path: Path) -> None:
     (tmp_path / "t.txt").write_text("<memory>\n<{agent_memory}\n</memory>", encoding="utf-8")
     [(where, _)] = _problems(_config(tmp_path, [], preset="plain", template_file="t.txt"))
