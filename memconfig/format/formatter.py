@@ -79,18 +79,22 @@ class BlockSizes(NamedTuple):
         return self.frame + (laid_out + self.separator * (count - 1) if count else self.empty)
 
 
-class _LaidOut(NamedTuple):
-    """A section as the formatter laid it out: kept while the same section comes back.
+#: The characters of trimmed copies the formatter keeps for its next call. A section's content trimmed
+#: (``trim``) is a copy of its text; kept for every section, a pipeline would hold every source's text twice for
+#: as long as it lives. Past this many, a section keeps the place of its content, trimmed again when it comes
+#: back (a copy of its text, freed once the block is joined): memory stays bounded, a changed turn of a large
+#: prompt trims most sections again.
+_COPIES_HELD = 1 << 22
 
-    Its content trimmed (``trim``) is a copy of the section's text: kept, it would hold every source's text a
-    second time for as long as the pipeline lives. Its place among the pieces is kept instead, and the trim
-    made again when the section is laid out again (a copy of a few KB, freed once the block is joined).
-    """
+
+class _LaidOut(NamedTuple):
+    """A section as the formatter laid it out: kept while the same section comes back."""
 
     section: Section
     pieces: list[str]  # never changed once made (a list: a tuple of it would be one more copy per section)
     chars: int  # its content's characters, as laid out (before escaping)
     trimmed_at: int  # where the trimmed content goes in *pieces* (-1: every piece is kept as it is)
+    copied: int  # the characters of a copy of the text among *pieces* (its content trimmed or escaped), or 0
 
     def again(self) -> list[str]:
         """The pieces, the trimmed content put back in its place."""
@@ -99,6 +103,10 @@ class _LaidOut(NamedTuple):
         pieces = self.pieces.copy()
         pieces[self.trimmed_at] = self.section.text.rstrip()
         return pieces
+
+    def whole(self, pieces: list[str]) -> _LaidOut:
+        """This, keeping *pieces* (:meth:`again`'s) whole: its trimmed copy too."""
+        return _LaidOut(self.section, pieces, self.chars, -1, len(pieces[self.trimmed_at]))
 
 
 class TemplateFormatter:
@@ -195,17 +203,25 @@ class TemplateFormatter:
         body: list[str] = []
         chars: dict[str, int] = {}
         separator = self.layout.separator
+        spare = _COPIES_HELD
         for item in sections:
             key = item.source
             found = held.get(key)
-            if found is not None and found.section is item:
-                pieces, size = found.again(), found.chars
+            if found is not None and found.section is item and found.trimmed_at < 0 and found.copied <= spare:
+                pieces, size = found.pieces, found.chars  # the usual case: taken again as it is
                 if laid_out is not None:
                     laid_out[key] = found
+                    spare -= found.copied
+            elif found is not None and found.section is item:  # kept without its trimmed copy: trimmed again
+                pieces, size = found.again(), found.chars
+                if laid_out is not None:
+                    laid_out[key] = found if len(pieces[found.trimmed_at]) > spare else found.whole(pieces)
+                    spare -= laid_out[key].copied
             else:
                 pieces, size = self._pieces(item)
                 if laid_out is not None:  # kept from the second call on (a first render is often the only one)
-                    laid_out[key] = self._kept(item, pieces, size)
+                    kept = laid_out[key] = self._kept(item, pieces, size, spare)
+                    spare -= kept.copied
             if body:
                 body.append(separator)
             body += pieces
@@ -245,14 +261,15 @@ class TemplateFormatter:
         ]
         return pieces, len(content)
 
-    def _kept(self, item: Section, pieces: list[str], size: int) -> _LaidOut:
-        """What is kept of *item* laid out: its pieces, without a trimmed copy of its text (:class:`_LaidOut`)."""
+    def _kept(self, item: Section, pieces: list[str], size: int, spare: int) -> _LaidOut:
+        """What is kept of *item* laid out: its pieces; a trimmed copy of its text only within *spare* characters."""
         at = self._content_at
         if at < 0 or len(pieces[at]) == len(item.text):  # nothing trimmed: the piece is the section's own text
-            return _LaidOut(item, pieces, size, -1)
-        if "<" in pieces[at] and pieces[at] != item.text.rstrip():  # escaped after the trim: kept as made
-            return _LaidOut(item, pieces, size, -1)
-        return _LaidOut(item, [*pieces[:at], "", *pieces[at + 1 :]], size, at)
+            return _LaidOut(item, pieces, size, -1, 0)
+        copied = len(pieces[at])
+        if copied <= spare or ("<" in pieces[at] and pieces[at] != item.text.rstrip()):  # or escaped: kept as made
+            return _LaidOut(item, pieces, size, -1, copied)
+        return _LaidOut(item, [*pieces[:at], "", *pieces[at + 1 :]], size, at, 0)
 
     def sizes(self, sections: Sequence[Section], count: Callable[[str], int] = len) -> BlockSizes:
         """The block's size for *sections* in parts, each measured with *count*: what budgets weigh.

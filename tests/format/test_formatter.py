@@ -144,19 +144,26 @@ def test_a_section_taken_again_gives_the_block_a_fresh_formatter_gives(text: str
     assert formatter.format(sections) == TemplateFormatter(layout).format(sections)
 
 
-def test_what_is_kept_between_calls_holds_no_second_copy_of_the_texts() -> None:
-    """A trimmed text is a copy of the section's; the formatter keeps its place, not the copy."""
+def test_what_is_kept_between_calls_holds_a_bounded_copy_of_the_texts() -> None:
+    """A trimmed text is a copy of the section's: the formatter keeps at most so many characters of such copies
+    (the others keep the place of their content), so a large prompt is not held twice."""
     import tracemalloc
 
-    sections = [Section(f"/m/{i}.md", f"{i}.md", f"/m/{i}.md", f"{i:04d}" + "x" * 20_000 + "\n") for i in range(100)]
+    from memconfig.format.formatter import _COPIES_HELD
+
+    sections = [Section(f"/m/{i}.md", f"{i}.md", f"/m/{i}.md", f"{i:04d}" + "x" * 20_000 + "\n") for i in range(500)]
+    texts = sum(len(s.text) for s in sections)
+    assert texts > 2 * _COPIES_HELD
     formatter = TemplateFormatter()
     tracemalloc.start()
     try:
         formatter.format(sections)
         block = formatter.format(sections)  # what this call lays out is kept for the next
         held = tracemalloc.get_traced_memory()[0]
+        sections[450] = sections[450].with_text("edited\n")
+        again = formatter.format(sections)  # sections past the bound trimmed again, the same block
     finally:
         tracemalloc.stop()
-    texts = sum(len(s.text) for s in sections)
     assert len(block.text) > texts
-    assert held < len(block.text) + texts // 4  # the block, and no second copy of the 2 MB of texts
+    assert held < len(block.text) + _COPIES_HELD + texts // 10  # the block, and at most the bound of copies
+    assert again == TemplateFormatter().format(sections)
