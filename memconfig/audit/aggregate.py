@@ -188,10 +188,67 @@ _PROCESS = len(_FIELDS)
 _MANIFEST = _PROCESS + 1  # the manifest of the render's block, once its prompt_built names a known one
 del _at
 _BATCH = 1 << 16  # feed's progress every 65,536 lines
+#: The longest line a render is kept as (see Aggregator._one_line); a render in a longer one has a record at once.
+_KEPT_LINE = 4096
 
 
-def _summary(record: list[Any]) -> RenderSummary:
-    """The model's summary of a render's record."""
+def _opened(render_id: str, name: str, time: str | None, event: dict[str, Any]) -> list[Any]:
+    """The record of a render begun by *event*, its first (whose host and pid are the render's)."""
+    current = _TEMPLATE.copy()
+    current[_ID], current[_PROCESS_NAME], current[_STARTED] = render_id, name, time
+    host, pid = event.get("host"), event.get("pid")
+    if host.__class__ is str:
+        current[_HOST] = host if len(host) <= MAX_HOST_CHARS else _text(host, MAX_HOST_CHARS)
+    if pid.__class__ is int:
+        current[_PID] = pid
+    return current
+
+
+def _closed(current: list[Any], time: str | None, event: dict[str, Any]) -> int | None:
+    """What a render's last event (``prompt_built`` or ``prompt_failed``) says of it, in its record; its schema."""
+    get = event.get
+    schema = get("schema")
+    if type(schema) is int:
+        current[_SCHEMA] = schema
+    else:
+        schema = None
+    current[_FINISHED] = True
+    current[_TIME] = time
+    duration, loaded, skipped = get("duration_ms"), get("sources_loaded"), get("sources_skipped")
+    current[_DURATION] = duration if duration.__class__ in (int, float) else None
+    current[_SOURCES_LOADED] = loaded if loaded.__class__ is int else 0
+    current[_SOURCES_SKIPPED] = skipped if skipped.__class__ is int else 0
+    if current[_HOST] is None:  # the first event had none (the CLI's lines all have host and pid)
+        host, pid = get("host"), get("pid")
+        current[_HOST] = _text(host, MAX_HOST_CHARS) if host.__class__ is str else None
+        current[_PID] = pid if pid.__class__ is int else None
+    return schema
+
+
+def _built_fields(current: list[Any], event: dict[str, Any]) -> None:
+    """What a ``prompt_built`` says of the block, in its render's record."""
+    get = event.get
+    sha256, chars, hits = get("sha256"), get("chars"), get("cache_hits")
+    current[_SHA256] = sha256 if sha256.__class__ is str and len(sha256) <= MAX_HASH_CHARS else None
+    current[_CHARS] = chars if chars.__class__ is int else None
+    current[_CACHE_HITS] = hits if hits.__class__ is int else 0
+
+
+def _line_record(line: bytes) -> list[Any]:
+    """The record of a render kept as its one line (see :meth:`Aggregator._one_line`), as its events made it."""
+    event = orjson.loads(line)
+    render_id, time = event["render_id"], canonical_time(event.get("timestamp"))
+    current = _opened(render_id, render_id.rpartition("-")[0], time, event)
+    current[_EVENTS] = 1
+    _closed(current, time, event)
+    _built_fields(current, event)
+    return current
+
+
+def _summary(record: list[Any] | bytes) -> RenderSummary:
+    """The model's summary of a render's record (or of its one line)."""
+    if isinstance(record, bytes):
+        record = _line_record(record)
     summary = RenderSummary(*record[:_PROCESS])
     summary.failures = list(summary.failures)
     return summary
@@ -265,7 +322,8 @@ class Aggregator:
         self._open: OrderedDict[str, list[Any]] = OrderedDict()
         self._processes: OrderedDict[str, _Process] = OrderedDict()
         self._outside = _Process("")  # events logged outside any render (``render_id`` null)
-        self._renders: deque[list[Any]] = deque(maxlen=MAX_RENDERS)  # records, made summaries by finish
+        # records (or a one-line render's line), made summaries by finish
+        self._renders: deque[list[Any] | bytes] = deque(maxlen=MAX_RENDERS)
         self._finished: set[str] = set()  # the latest MAX_FINISHED_IDS finished renders' ids
         self._finished_order: deque[str] = deque()
         self._entries = 0  # sources' states held by the processes
@@ -330,7 +388,8 @@ class Aggregator:
         foreign, malformed = counts.foreign, counts.malformed
         handlers = self._handlers
         open_renders = self._open
-        begin = self._begin
+        begin, one_line, built, manifests = self._begin, self._one_line, self._handlers["prompt_built"], self._manifests
+        one_line_ok = self.filters.at is None  # --at keeps the best render's record as it goes
         loads, decode_error = orjson.loads, orjson.JSONDecodeError
         since, until = self.filters.since, self.filters.until
         timed = since is not None or until is not None
@@ -390,6 +449,15 @@ class Aggregator:
                                 if render_id in finished:  # a render already read whole: this log, or a copy, again
                                     counts.repeated += 1
                                     continue
+                                if (  # a render in one line; not when _begin would close the oldest open one
+                                    handler is built
+                                    and one_line_ok
+                                    and not manifests
+                                    and len(line) <= _KEPT_LINE
+                                    and len(open_renders) < MAX_OPEN_RENDERS
+                                ):
+                                    one_line(render_id, found, time, line)
+                                    continue
                                 current = begin(render_id, found, time)
                             current[_EVENTS] += 1  # before the handler: prompt_built closes the render
                         elif time is not None:
@@ -442,6 +510,19 @@ class Aggregator:
 
     def _begin(self, render_id: Any, event: dict[str, Any], time: str | None) -> list[Any]:
         """A render's first event: its summary, tied to its process (the render id's first part)."""
+        process = self._process_of(render_id)
+        if time is not None:
+            self._seen(time)
+        current = _opened(render_id, process.name, time, event)
+        current.append(process)
+        current.append(None)
+        self._open[render_id] = current
+        if len(self._open) > MAX_OPEN_RENDERS:
+            self._close(self._open.popitem(last=False)[1])
+        return current
+
+    def _process_of(self, render_id: Any) -> _Process:
+        """The process a render is of (its id's first part), now its most recently active."""
         if type(render_id) is not str or len(render_id) > MAX_ID_CHARS:
             raise TypeError("render_id")
         name = render_id.rpartition("-")[0]
@@ -453,21 +534,41 @@ class Aggregator:
                 self._let_go()
         else:
             processes.move_to_end(name)
-        current = _TEMPLATE.copy()
-        current[_ID], current[_PROCESS_NAME], current[_STARTED] = render_id, name, time
-        host, pid = event.get("host"), event.get("pid")
-        if host.__class__ is str:
-            current[_HOST] = host if len(host) <= MAX_HOST_CHARS else _text(host, MAX_HOST_CHARS)
-        if pid.__class__ is int:
-            current[_PID] = pid
-        current.append(process)
-        current.append(None)
+        return process
+
+    def _one_line(self, render_id: Any, event: dict[str, Any], time: str | None, line: bytes) -> None:
+        """A render whose one line is its ``prompt_built`` (an unchanged turn): as :meth:`_begin`, :meth:`_built`
+        and :meth:`_close` would take it, but kept as its line, not as a record.
+
+        Only the latest :data:`MAX_RENDERS` renders are listed: :meth:`finish` makes the record of those
+        from their line (:func:`_line_record`), and the others never cost one. The most frequent line of
+        all: :meth:`_process_of`, :meth:`_seen` and :meth:`_remember` written out, with no call on the usual path.
+        """
+        if render_id.__class__ is not str or len(render_id) > MAX_ID_CHARS:
+            raise TypeError("render_id")
+        name = render_id.rpartition("-")[0]
+        processes = self._processes
+        process = processes.get(name)
+        if process is None:
+            process = self._process_of(render_id)
+        else:
+            processes.move_to_end(name)
         if time is not None:
-            self._seen(time)
-        self._open[render_id] = current
-        if len(self._open) > MAX_OPEN_RENDERS:
-            self._close(self._open.popitem(last=False)[1])
-        return current
+            if self.first_time is None or time < self.first_time:
+                self.first_time = time
+            if self.last_time is None or time > self.last_time:
+                self.last_time = time
+        order = self._finished_order
+        self._finished.add(render_id)
+        order.append(render_id)
+        if len(order) > MAX_FINISHED_IDS:
+            self._finished.discard(order.popleft())
+        schema = event.get("schema")
+        if schema.__class__ is int and schema > SCHEMA_VERSION:
+            self.counts.newer_schema += 1
+        self._renders.append(line)
+        self.renders_total += 1
+        process.closed += 1
 
     def _let_go(self) -> None:
         """Forget the least recently active processes, their sources' renders counted, till under the bounds."""
@@ -758,12 +859,8 @@ class Aggregator:
     def _built(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
         if current is None:
             return
-        get = event.get
-        sha256, chars, hits = get("sha256"), get("chars"), get("cache_hits")
         self._finishing(event, time, current)
-        current[_SHA256] = sha256 if sha256.__class__ is str and len(sha256) <= MAX_HASH_CHARS else None
-        current[_CHARS] = chars if chars.__class__ is int else None
-        current[_CACHE_HITS] = hits if hits.__class__ is int else 0
+        _built_fields(current, event)
         if current[_SHA256] is not None and self._manifests:
             manifest = self._manifests.get((current[_PROCESS_NAME], current[_SHA256]))
             if manifest is not None:
@@ -871,28 +968,19 @@ class Aggregator:
         self._close(current)
 
     def _finishing(self, event: dict[str, Any], time: str | None, current: list[Any]) -> None:
-        get = event.get
         self._open.pop(current[_ID], None)
-        finished, order = self._finished, self._finished_order  # kept to know the render if read again
-        finished.add(current[_ID])
-        order.append(current[_ID])
+        self._remember(current[_ID])
+        schema = _closed(current, time, event)
+        if schema is not None and schema > SCHEMA_VERSION:
+            self.counts.newer_schema += current[_EVENTS]
+
+    def _remember(self, render_id: str) -> None:
+        """Keep a finished render's id, to know the render if it is read again."""
+        finished, order = self._finished, self._finished_order
+        finished.add(render_id)
+        order.append(render_id)
         if len(order) > MAX_FINISHED_IDS:
             finished.discard(order.popleft())
-        schema = get("schema")
-        if type(schema) is int:
-            current[_SCHEMA] = schema
-            if schema > SCHEMA_VERSION:
-                self.counts.newer_schema += current[_EVENTS]
-        current[_FINISHED] = True
-        current[_TIME] = time
-        duration, loaded, skipped = get("duration_ms"), get("sources_loaded"), get("sources_skipped")
-        current[_DURATION] = duration if duration.__class__ in (int, float) else None
-        current[_SOURCES_LOADED] = loaded if loaded.__class__ is int else 0
-        current[_SOURCES_SKIPPED] = skipped if skipped.__class__ is int else 0
-        if current[_HOST] is None:  # the first event had none (the CLI's lines all have host and pid)
-            host, pid = get("host"), get("pid")
-            current[_HOST] = _text(host, MAX_HOST_CHARS) if host.__class__ is str else None
-            current[_PID] = pid if pid.__class__ is int else None
 
     def _close(self, current: list[Any]) -> None:
         """A render is over: list it, count it for its process's sources, keep it if it answers ``--at``."""
