@@ -41,6 +41,7 @@ from memconfig.audit.model import InputSummary, LineCounts
 from memconfig.cli import main
 from memconfig.cli.logs import configure_cli_logging
 from memconfig.config import Config
+from memconfig.events import EVENTS
 
 BAD_LOGS = Path(__file__).parent / "bad_logs"
 HANG = 120  # seconds: only detects a hang; nothing here is timed
@@ -670,6 +671,15 @@ def test_foreign_lines_are_counted_not_shown(capsys: pytest.CaptureFixture[str])
         run = audit(capsys, str(path), "--format", fmt)
         assert "gunicorn" not in run.out and "another program" not in run.out
     assert "2 foreign (json 1, text 1)" in audit(capsys, str(path)).out
+
+
+def test_every_event_memconfig_writes_is_one_the_audit_reads() -> None:
+    """No event of the schema is counted as unknown: the audit has a reader for each (a new event needs one)."""
+    lines = [orjson.dumps({"event": name, "render_id": None, "source": "AGENTS.md"}) + b"\n" for name in EVENTS]
+    aggregator = Aggregator()
+    aggregator.feed(lines, InputSummary("every-event.jsonl"))
+    assert aggregator.counts.unknown_events == {} and aggregator.counts.foreign == {}
+    assert aggregator.counts.lines == len(EVENTS)
 
 
 def test_a_newer_schema_is_read_for_the_fields_known(capsys: pytest.CaptureFixture[str]) -> None:
