@@ -188,8 +188,9 @@ _PROCESS = len(_FIELDS)
 _MANIFEST = _PROCESS + 1  # the manifest of the render's block, once its prompt_built names a known one
 del _at
 _BATCH = 1 << 16  # feed's progress every 65,536 lines
-#: The longest line a render is kept as (see Aggregator._one_line); a render in a longer one has a record at once.
-_KEPT_LINE = 4096
+#: The longest line a render is kept as (see Aggregator._one_line; the CLI's ``prompt_built`` is about 500 bytes):
+#: a render in a longer one has a record at once, so the renders listed hold 20 MiB of lines at most.
+_KEPT_LINE = 2048
 
 
 def _opened(render_id: str, name: str, time: str | None, event: dict[str, Any]) -> list[Any]:
