@@ -22,10 +22,17 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
+import orjson
 import pytest
 import structlog
 
+from memconfig.audit import aggregate
+from memconfig.audit.aggregate import Aggregator
+from memconfig.audit.inputs import line_pieces
+from memconfig.audit.model import InputSummary
+from memconfig.audit.output import audit_data
 from memconfig.cli import main
 
 HERE = Path(__file__).parent
@@ -95,3 +102,106 @@ if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
     with gzip.GzipFile(EXPECTED, "wb", mtime=0) as stream:
         stream.write(json.dumps(written, indent=0, sort_keys=True).encode("utf-8"))
     print(f"{EXPECTED}: {len(written)} outputs")
+
+
+def _audit_data(logs: list[Path]) -> bytes:
+    """The JSON data of an audit of *logs* (in that order), read in this process."""
+    aggregator = Aggregator()
+    for log in logs:
+        with gzip.open(log, "rb") as stream:
+            aggregator.feed(line_pieces(stream), InputSummary(log.name))
+    return orjson.dumps(audit_data(aggregator.finish()))
+
+
+def _only_the_same_manifest(process: Any, manifest: Any, before: Any) -> bool:
+    return before is manifest and process.applied is manifest
+
+
+#: Bounds small enough that the realistic logs reach each: processes let go, renders and manifests forgotten.
+SMALL = {
+    "MAX_PROCESSES": 5,
+    "MAX_PROCESS_ENTRIES": 60,
+    "MAX_MANIFESTS": 3,
+    "MAX_MANIFEST_ENTRIES": 50,
+    "MAX_OPEN_RENDERS": 4,
+    "MAX_FINISHED_IDS": 30,
+    "MAX_RENDERS": 40,
+    "MAX_ENTRIES_READ": 2,
+}
+
+
+@pytest.mark.parametrize("bounds", [pytest.param({}, id="bounds"), pytest.param(SMALL, id="small-bounds")])
+def test_the_shortcuts_change_nothing(bounds: dict[str, int], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A render kept as its line, and a manifest found in step, give the audit the long way gives, at any bounds."""
+    for name, value in bounds.items():
+        monkeypatch.setattr(aggregate, name, value)
+    logs = [GOLDEN / name for name in REALISTIC]
+    quick = _audit_data(logs)
+    monkeypatch.setattr(aggregate, "_KEPT_LINE", -1)  # no render kept as its line
+    monkeypatch.setattr(aggregate, "MAX_ENTRIES_READ_BYTES", -1)  # every manifest's entries read again
+    monkeypatch.setattr(aggregate.Aggregator, "_unchanged", staticmethod(_only_the_same_manifest))
+    assert _audit_data(logs) == quick
+
+
+class _Log:
+    """Lines of renders of one config (``c1``), each a second after the last, as a test writes them."""
+
+    def __init__(self) -> None:
+        self.lines: list[bytes] = []
+
+    def event(self, render_id: str, **fields: Any) -> None:
+        second = len(self.lines)
+        when = f"2026-12-01T08:{second // 60:02d}:{second % 60:02d}.000000Z"
+        self.lines.append(orjson.dumps({**fields, "render_id": render_id, "timestamp": when, "host": "h", "pid": 1}))
+
+    def render(self, render_id: str, block: str, *loaded: str, listed: tuple[str, ...] = ()) -> None:
+        """A render: its sources *loaded*, its block's manifest when it *listed* some, its prompt_built."""
+        for key in loaded:
+            self.event(render_id, event="source_loaded", source=key, chars=10, sha256="a" * 64, cache="miss")
+        if listed:
+            entries = [{"source": k, "status": "loaded", "chars": 10, "sha256": "a" * 64} for k in listed]
+            self.event(render_id, event="prompt_manifest", config="c1", sha256=block, chars=10, sources=entries)
+        self.event(render_id, event="prompt_built", schema=1, sha256=block, chars=10)
+
+    def statuses(self) -> dict[str, str]:
+        aggregator = Aggregator()
+        aggregator.feed(self.lines, InputSummary("manifests.jsonl"))
+        return {summary.source: str(summary.last_status) for summary in aggregator.finish().sources}
+
+
+def test_a_manifest_has_the_last_word_after_another_process_s_render_of_the_same_block() -> None:
+    """A source stale in a turn whose block is unchanged is set as listed when another process's render came between."""
+    log, block = _Log(), "b" * 64
+    log.render("p-1", block, "A.md", listed=("A.md",))
+    log.render("q-1", block, "A.md", listed=("A.md",))
+    log.render("p-2", block)
+    log.event("q-2", event="source_stale", source="A.md", reason="timeout", sha256="a" * 64)
+    log.render("q-2", block)
+    assert log.statuses() == {"A.md": "loaded"}
+
+
+def test_a_source_of_another_process_s_block_no_longer_listed_is_removed() -> None:
+    """An unchanged turn after another process's block with one more source (same config) removes that source."""
+    log = _Log()
+    log.render("p-1", "1" * 64, "A.md", "B.md", listed=("A.md", "B.md"))
+    log.render("q-1", "2" * 64, "A.md", "B.md", "C.md", listed=("A.md", "B.md", "C.md"))
+    log.render("p-2", "1" * 64)
+    assert log.statuses() == {"A.md": "loaded", "B.md": "loaded", "C.md": "removed"}
+
+
+def test_a_manifest_listing_a_source_twice_is_applied_again_in_full() -> None:
+    """A manifest that lists a source twice (in, then out) sets it twice on every render of it, as the long way does."""
+    log, block = _Log(), "b" * 64
+    twice = [
+        {"source": "A.md", "status": "loaded", "chars": 10, "sha256": "a" * 64},
+        {"source": "A.md", "status": "skipped", "reason": "not_found", "chars": None, "sha256": None},
+    ]
+    for render_id in ("p-1", "q-1"):
+        log.event(render_id, event="source_loaded", source="A.md", chars=10, sha256="a" * 64, cache="miss")
+        log.event(render_id, event="prompt_manifest", config="c1", sha256=block, chars=10, sources=twice)
+        log.render(render_id, block)
+    log.render("p-2", block)
+    aggregator = Aggregator()
+    aggregator.feed(log.lines, InputSummary("twice.jsonl"))
+    (summary,) = aggregator.finish().sources
+    assert (summary.last_status, summary.status_since) == ("skipped", "2026-12-01T08:00:06.000000Z")
