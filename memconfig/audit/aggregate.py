@@ -10,7 +10,12 @@ still out for the same reason, is in no event of the turn, yet in its prompt.
 
 The loop is written for speed (a bare ``orjson.loads`` loop is the yardstick):
 one dispatch on the event name, time filters compared as text, and the
-matching of ``--source`` patterns remembered per source.
+matching of ``--source`` patterns remembered per source. Most renders are
+unchanged turns, one ``prompt_built`` each, and most are never listed: such a
+render is counted without a record, and kept as its line (:meth:`Aggregator._one_line`).
+Every process logs its own manifest of a block: a manifest's entries read
+before are taken again, and a process whose sources are already as listed
+is not walked again (:meth:`Aggregator._unchanged`).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from ..events import EVENTS, SCHEMA_VERSION
+from ..schema import SCHEMA_VERSION
 from . import lines as kinds
 from .inputs import MAX_LINE_BYTES
 from .model import (
@@ -81,6 +86,10 @@ MAX_HOST_CHARS = 255
 #: beyond, the least recently used go (a render whose manifest went is read from its events, as before manifests).
 MAX_MANIFESTS = 1_000
 MAX_MANIFEST_ENTRIES = 200_000
+#: Manifests' lists of sources whose entries are remembered (by their JSON, each at most so many bytes), to be
+#: taken again when another process logs the same block.
+MAX_ENTRIES_READ = 100
+MAX_ENTRIES_READ_BYTES = 1 << 16
 _LISTED = frozenset({SourceState.LOADED, SourceState.STALE, SourceState.SKIPPED})  # the states a manifest gives
 #: :attr:`SourceState.LOADED` for the per-line path: a module's global is read in a tenth of an enum's attribute.
 _LOADED_STATE = SourceState.LOADED
@@ -153,7 +162,7 @@ class _Process:
     is still open starts again from nothing, if its name is free.
     """
 
-    __slots__ = ("applied", "attached", "closed", "entered", "name", "sources")
+    __slots__ = ("applied", "attached", "changes", "closed", "entered", "in_step", "name", "sources")
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -162,6 +171,9 @@ class _Process:
         self.entered: dict[str, int] = {}  # source: ``closed`` when it went into the prompt
         self.closed = 0  # renders of this process that finished with a prompt
         self.attached = True  # in the aggregator's table of processes (False: let go, its state forgotten)
+        self.changes = 0  # its sources' states changed so many times (a state set, or all forgotten)
+        # the entries of a manifest its sources' states are all as listed, as of ``changes`` then (see _apply)
+        self.in_step: tuple[tuple[_Entry, ...], int] | None = None
 
 
 #: A render begun and not yet listed is a plain list: :class:`RenderSummary`'s fields in order, then its
@@ -188,10 +200,68 @@ _PROCESS = len(_FIELDS)
 _MANIFEST = _PROCESS + 1  # the manifest of the render's block, once its prompt_built names a known one
 del _at
 _BATCH = 1 << 16  # feed's progress every 65,536 lines
+#: The longest line a render is kept as (see Aggregator._one_line; the CLI's ``prompt_built`` is about 500 bytes):
+#: a render in a longer one has a record at once, so the renders listed hold 20 MiB of lines at most.
+_KEPT_LINE = 2048
 
 
-def _summary(record: list[Any]) -> RenderSummary:
-    """The model's summary of a render's record."""
+def _opened(render_id: str, name: str, time: str | None, event: dict[str, Any]) -> list[Any]:
+    """The record of a render begun by *event*, its first (whose host and pid are the render's)."""
+    current = _TEMPLATE.copy()
+    current[_ID], current[_PROCESS_NAME], current[_STARTED] = render_id, name, time
+    host, pid = event.get("host"), event.get("pid")
+    if host.__class__ is str:
+        current[_HOST] = host if len(host) <= MAX_HOST_CHARS else _text(host, MAX_HOST_CHARS)
+    if pid.__class__ is int:
+        current[_PID] = pid
+    return current
+
+
+def _closed(current: list[Any], time: str | None, event: dict[str, Any]) -> int | None:
+    """What a render's last event (``prompt_built`` or ``prompt_failed``) says of it, in its record; its schema."""
+    get = event.get
+    schema = get("schema")
+    if type(schema) is int:
+        current[_SCHEMA] = schema
+    else:
+        schema = None
+    current[_FINISHED] = True
+    current[_TIME] = time
+    duration, loaded, skipped = get("duration_ms"), get("sources_loaded"), get("sources_skipped")
+    current[_DURATION] = duration if duration.__class__ in (int, float) else None
+    current[_SOURCES_LOADED] = loaded if loaded.__class__ is int else 0
+    current[_SOURCES_SKIPPED] = skipped if skipped.__class__ is int else 0
+    if current[_HOST] is None:  # the first event had none (the CLI's lines all have host and pid)
+        host, pid = get("host"), get("pid")
+        current[_HOST] = _text(host, MAX_HOST_CHARS) if host.__class__ is str else None
+        current[_PID] = pid if pid.__class__ is int else None
+    return schema
+
+
+def _built_fields(current: list[Any], event: dict[str, Any]) -> None:
+    """What a ``prompt_built`` says of the block, in its render's record."""
+    get = event.get
+    sha256, chars, hits = get("sha256"), get("chars"), get("cache_hits")
+    current[_SHA256] = sha256 if sha256.__class__ is str and len(sha256) <= MAX_HASH_CHARS else None
+    current[_CHARS] = chars if chars.__class__ is int else None
+    current[_CACHE_HITS] = hits if hits.__class__ is int else 0
+
+
+def _line_record(line: bytes) -> list[Any]:
+    """The record of a render kept as its one line (see :meth:`Aggregator._one_line`), as its events made it."""
+    event = orjson.loads(line)
+    render_id, time = event["render_id"], canonical_time(event.get("timestamp"))
+    current = _opened(render_id, render_id.rpartition("-")[0], time, event)
+    current[_EVENTS] = 1
+    _closed(current, time, event)
+    _built_fields(current, event)
+    return current
+
+
+def _summary(record: list[Any] | bytes) -> RenderSummary:
+    """The model's summary of a render's record (or of its one line)."""
+    if isinstance(record, bytes):
+        record = _line_record(record)
     summary = RenderSummary(*record[:_PROCESS])
     summary.failures = list(summary.failures)
     return summary
@@ -215,6 +285,7 @@ class _Manifest(NamedTuple):
 
     config: str
     entries: tuple[_Entry, ...]
+    keys: frozenset[str]
 
 
 def _is_expanded(found: Any) -> bool:
@@ -265,7 +336,8 @@ class Aggregator:
         self._open: OrderedDict[str, list[Any]] = OrderedDict()
         self._processes: OrderedDict[str, _Process] = OrderedDict()
         self._outside = _Process("")  # events logged outside any render (``render_id`` null)
-        self._renders: deque[list[Any]] = deque(maxlen=MAX_RENDERS)  # records, made summaries by finish
+        # records (or a one-line render's line), made summaries by finish
+        self._renders: deque[list[Any] | bytes] = deque(maxlen=MAX_RENDERS)
         self._finished: set[str] = set()  # the latest MAX_FINISHED_IDS finished renders' ids
         self._finished_order: deque[str] = deque()
         self._entries = 0  # sources' states held by the processes
@@ -281,6 +353,7 @@ class Aggregator:
         self._at_undo: dict[str, SourceAt | None] = {}
         self._manifests: OrderedDict[tuple[str, str], _Manifest] = OrderedDict()  # (process, block sha256)
         self._manifest_entries = 0
+        self._entries_read: dict[bytes, tuple[tuple[_Entry, ...], frozenset[str]]] = {}  # see _read_entries
         self._applied: OrderedDict[str, _Manifest] = OrderedDict()  # config: the manifest its last render had
         self._handlers: dict[str, Callable[[dict[str, Any], str | None, list[Any] | None], None]] = {
             "source_loaded": self._loaded,
@@ -304,8 +377,6 @@ class Aggregator:
             "output_unchanged": self._outside_the_prompt,
             "output_failed": self._outside_the_prompt,
         }
-        missing = set(EVENTS) - set(self._handlers)
-        assert not missing, f"events the audit does not read: {missing}"
 
     # -- the pass --------------------------------------------------------------------------------
 
@@ -330,7 +401,8 @@ class Aggregator:
         foreign, malformed = counts.foreign, counts.malformed
         handlers = self._handlers
         open_renders = self._open
-        begin = self._begin
+        begin, one_line, built = self._begin, self._one_line, self._handlers["prompt_built"]
+        one_line_ok = self.filters.at is None  # --at keeps the best render's record as it goes
         loads, decode_error = orjson.loads, orjson.JSONDecodeError
         since, until = self.filters.since, self.filters.until
         timed = since is not None or until is not None
@@ -390,6 +462,14 @@ class Aggregator:
                                 if render_id in finished:  # a render already read whole: this log, or a copy, again
                                     counts.repeated += 1
                                     continue
+                                if (  # a render in one line; not when _begin would close the oldest open one
+                                    handler is built
+                                    and one_line_ok
+                                    and len(line) <= _KEPT_LINE
+                                    and len(open_renders) < MAX_OPEN_RENDERS
+                                    and one_line(render_id, found, time, line)
+                                ):
+                                    continue
                                 current = begin(render_id, found, time)
                             current[_EVENTS] += 1  # before the handler: prompt_built closes the render
                         elif time is not None:
@@ -442,6 +522,19 @@ class Aggregator:
 
     def _begin(self, render_id: Any, event: dict[str, Any], time: str | None) -> list[Any]:
         """A render's first event: its summary, tied to its process (the render id's first part)."""
+        process = self._process_of(render_id)
+        if time is not None:
+            self._seen(time)
+        current = _opened(render_id, process.name, time, event)
+        current.append(process)
+        current.append(None)
+        self._open[render_id] = current
+        if len(self._open) > MAX_OPEN_RENDERS:
+            self._close(self._open.popitem(last=False)[1])
+        return current
+
+    def _process_of(self, render_id: Any) -> _Process:
+        """The process a render is of (its id's first part), now its most recently active."""
         if type(render_id) is not str or len(render_id) > MAX_ID_CHARS:
             raise TypeError("render_id")
         name = render_id.rpartition("-")[0]
@@ -453,21 +546,36 @@ class Aggregator:
                 self._let_go()
         else:
             processes.move_to_end(name)
-        current = _TEMPLATE.copy()
-        current[_ID], current[_PROCESS_NAME], current[_STARTED] = render_id, name, time
-        host, pid = event.get("host"), event.get("pid")
-        if host.__class__ is str:
-            current[_HOST] = host if len(host) <= MAX_HOST_CHARS else _text(host, MAX_HOST_CHARS)
-        if pid.__class__ is int:
-            current[_PID] = pid
-        current.append(process)
-        current.append(None)
+        return process
+
+    def _one_line(self, render_id: Any, event: dict[str, Any], time: str | None, line: bytes) -> bool:
+        """A render whose one line is its ``prompt_built`` (an unchanged turn): as :meth:`_begin`, :meth:`_built`
+        and :meth:`_close` would take it, but kept as its line, not as a record; False (nothing done) when
+        its block's manifest has sources to set, which takes a record.
+
+        Only the latest :data:`MAX_RENDERS` renders are listed: :meth:`finish` makes the record of those
+        from their line (:func:`_line_record`), and the others never cost one.
+        """
+        manifest = self._manifest_named(render_id, event) if self._manifests else None
+        if manifest is not None:
+            known = self._processes.get(render_id.rpartition("-")[0])
+            if known is None or not self._unchanged(known, manifest, self._applied.get(manifest.config)):
+                return False
+        process = self._process_of(render_id)
         if time is not None:
             self._seen(time)
-        self._open[render_id] = current
-        if len(self._open) > MAX_OPEN_RENDERS:
-            self._close(self._open.popitem(last=False)[1])
-        return current
+        self._remember(render_id)
+        schema = event.get("schema")
+        if schema.__class__ is int and schema > SCHEMA_VERSION:
+            self.counts.newer_schema += 1
+        if manifest is not None:
+            self._manifests.move_to_end((process.name, event["sha256"]))
+            self._now_applied(manifest)
+            process.applied = manifest
+        self._renders.append(line)
+        self.renders_total += 1
+        process.closed += 1
+        return True
 
     def _let_go(self) -> None:
         """Forget the least recently active processes, their sources' renders counted, till under the bounds."""
@@ -481,6 +589,7 @@ class Aggregator:
                 frozen.sources, frozen.attached = self._at_state(), False
                 self._at_process, self._at_undo = frozen, {}
             process.sources, process.entered, process.attached = {}, {}, False
+            process.changes += 1
 
     def _source(self, event: dict[str, Any]) -> SourceSummary | None:
         """The summary of *event*'s source, or None when ``--source`` (or :data:`MAX_SOURCES`) leaves it out."""
@@ -571,6 +680,7 @@ class Aggregator:
         held = status in IN_PROMPT
         since = self._hashes.get(key, {}).get(sha256 or "", time) if held else summary.status_since
         process.sources[key] = SourceAt(key, summary.name, summary.url, status, reason, sha256, chars, since)
+        process.changes += 1
         if held:
             process.entered[key] = process.closed
         if old is None:
@@ -758,12 +868,8 @@ class Aggregator:
     def _built(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
         if current is None:
             return
-        get = event.get
-        sha256, chars, hits = get("sha256"), get("chars"), get("cache_hits")
         self._finishing(event, time, current)
-        current[_SHA256] = sha256 if sha256.__class__ is str and len(sha256) <= MAX_HASH_CHARS else None
-        current[_CHARS] = chars if chars.__class__ is int else None
-        current[_CACHE_HITS] = hits if hits.__class__ is int else 0
+        _built_fields(current, event)
         if current[_SHA256] is not None and self._manifests:
             manifest = self._manifests.get((current[_PROCESS_NAME], current[_SHA256]))
             if manifest is not None:
@@ -782,17 +888,39 @@ class Aggregator:
             raise TypeError("manifest")
         if type(config) is not str or len(config) > MAX_ID_CHARS:
             raise TypeError("config")
-        entries = tuple(_entry(found) for found in sources[:MAX_SOURCES] if not _is_expanded(found))
+        entries, keys = self._read_entries(sources)
         if len(sources) > MAX_SOURCES:
             self.counts.not_itemised["manifest entries"] += len(sources) - MAX_SOURCES
         manifests, key = self._manifests, (current[_PROCESS_NAME], sha256)
         old = manifests.pop(key, None)
         if old is not None:
             self._manifest_entries -= len(old.entries)
-        manifests[key] = _Manifest(config, entries)
+        manifests[key] = _Manifest(config, entries, keys)
         self._manifest_entries += len(entries)
         while len(manifests) > 1 and (len(manifests) > MAX_MANIFESTS or self._manifest_entries > MAX_MANIFEST_ENTRIES):
             self._manifest_entries -= len(manifests.popitem(last=False)[1].entries)
+
+    def _read_entries(self, sources: list[Any]) -> tuple[tuple[_Entry, ...], frozenset[str]]:
+        """A manifest's entries (checked: a bad one raises) and their sources' keys.
+
+        Every process logs its own manifest of the same block: the entries of a list read before are
+        taken again (the same objects), found by the list's JSON, which tells ``1`` from ``1.0`` and ``true``.
+        """
+        try:
+            written: bytes | None = orjson.dumps(sources)
+        except TypeError:  # (an integer past 64 bits)
+            written = None
+        if written is not None:
+            found = self._entries_read.get(written)
+            if found is not None:
+                return found
+        entries = tuple(_entry(found) for found in sources[:MAX_SOURCES] if not _is_expanded(found))
+        made = entries, frozenset(entry.source for entry in entries)
+        if written is not None and len(written) <= MAX_ENTRIES_READ_BYTES:
+            if len(self._entries_read) >= MAX_ENTRIES_READ:
+                self._entries_read.clear()
+            self._entries_read[written] = made
+        return made
 
     def _apply(self, manifest: _Manifest, time: str | None, current: list[Any]) -> None:
         """A render's prompt is what its block's manifest lists: each source's state set to it, once per new manifest.
@@ -804,14 +932,12 @@ class Aggregator:
         does not (a deleted glob match) is no longer a source: :attr:`~SourceState.REMOVED`.
         """
         process: _Process = current[_PROCESS]
-        applied = self._applied
-        before = applied.pop(manifest.config, None)
-        applied[manifest.config] = manifest
-        if len(applied) > MAX_MANIFESTS:
-            applied.popitem(last=False)
-        if before is manifest and process.applied is manifest:
-            return  # an unchanged turn: its block, and so its sources, are as the last render left them
+        before = self._now_applied(manifest)
+        if self._unchanged(process, manifest, before):
+            process.applied = manifest
+            return
         process.applied = manifest
+        states = process.sources  # (a new dict if the process is let go below)
         listed = set()
         for entry in manifest.entries:
             key = entry.source
@@ -836,9 +962,7 @@ class Aggregator:
                 self._put(current, summary, status, reason, entry.detail, None, None, time)
             else:
                 self._put(current, summary, status, reason, entry.detail, entry.sha256, entry.chars, time)
-        if before is None:
-            return
-        for entry in before.entries:
+        for entry in before.entries if before is not None else ():
             key = entry.source
             if key in listed:
                 continue
@@ -848,6 +972,48 @@ class Aggregator:
                 if not self._older(summary, time):
                     summary.prompt_chars = 0
                 self._put(current, summary, SourceState.REMOVED, None, _REMOVED_DETAIL, None, None, time)
+        if (  # each entry's source is now as listed, so an equal manifest next changes nothing (see _unchanged)
+            process.attached
+            and process.sources is states
+            and len(manifest.keys) == len(manifest.entries)
+            and manifest.keys <= self.sources.keys()
+        ):
+            process.in_step = (manifest.entries, process.changes)
+
+    def _now_applied(self, manifest: _Manifest) -> _Manifest | None:
+        """*manifest* is its config's last applied; returns the one before."""
+        applied = self._applied
+        before = applied.pop(manifest.config, None)
+        applied[manifest.config] = manifest
+        if len(applied) > MAX_MANIFESTS:
+            applied.popitem(last=False)
+        return before
+
+    def _manifest_named(self, render_id: str, event: dict[str, Any]) -> _Manifest | None:
+        """The manifest kept of the block a ``prompt_built`` names, if any (nothing changed)."""
+        sha256 = event.get("sha256")
+        if sha256.__class__ is not str or len(sha256) > MAX_HASH_CHARS:
+            return None
+        return self._manifests.get((render_id.rpartition("-")[0], sha256))
+
+    @staticmethod
+    def _unchanged(process: _Process, manifest: _Manifest, before: _Manifest | None) -> bool:
+        """Whether applying *manifest* (after *before*, its config's last) would change none of *process*'s sources.
+
+        So for an unchanged turn (the process's last manifest, and its config's), and when the process's
+        sources are all as the manifest lists them (set from equal entries, not changed since) with none
+        of *before* to remove: each process logs its own manifest of a block, so with several rendering
+        the same config, the last applied is nearly always another's, with the same entries.
+        """
+        if before is manifest and process.applied is manifest:
+            return True
+        in_step = process.in_step
+        return (
+            in_step is not None
+            and in_step[1] == process.changes
+            and (in_step[0] is manifest.entries or in_step[0] == manifest.entries)
+            and (before is None or before.keys <= manifest.keys)
+        )
 
     def _failed(self, event: dict[str, Any], time: str | None, current: list[Any] | None) -> None:
         if current is None:
@@ -871,28 +1037,19 @@ class Aggregator:
         self._close(current)
 
     def _finishing(self, event: dict[str, Any], time: str | None, current: list[Any]) -> None:
-        get = event.get
         self._open.pop(current[_ID], None)
-        finished, order = self._finished, self._finished_order  # kept to know the render if read again
-        finished.add(current[_ID])
-        order.append(current[_ID])
+        self._remember(current[_ID])
+        schema = _closed(current, time, event)
+        if schema is not None and schema > SCHEMA_VERSION:
+            self.counts.newer_schema += current[_EVENTS]
+
+    def _remember(self, render_id: str) -> None:
+        """Keep a finished render's id, to know the render if it is read again."""
+        finished, order = self._finished, self._finished_order
+        finished.add(render_id)
+        order.append(render_id)
         if len(order) > MAX_FINISHED_IDS:
             finished.discard(order.popleft())
-        schema = get("schema")
-        if type(schema) is int:
-            current[_SCHEMA] = schema
-            if schema > SCHEMA_VERSION:
-                self.counts.newer_schema += current[_EVENTS]
-        current[_FINISHED] = True
-        current[_TIME] = time
-        duration, loaded, skipped = get("duration_ms"), get("sources_loaded"), get("sources_skipped")
-        current[_DURATION] = duration if duration.__class__ in (int, float) else None
-        current[_SOURCES_LOADED] = loaded if loaded.__class__ is int else 0
-        current[_SOURCES_SKIPPED] = skipped if skipped.__class__ is int else 0
-        if current[_HOST] is None:  # the first event had none (the CLI's lines all have host and pid)
-            host, pid = get("host"), get("pid")
-            current[_HOST] = _text(host, MAX_HOST_CHARS) if host.__class__ is str else None
-            current[_PID] = pid if pid.__class__ is int else None
 
     def _close(self, current: list[Any]) -> None:
         """A render is over: list it, count it for its process's sources, keep it if it answers ``--at``."""

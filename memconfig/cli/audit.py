@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 import orjson
 
@@ -21,7 +22,6 @@ from ..audit.model import STATUSES, Audit, InputSummary
 from ..audit.output import TABLE_RENDERS, audit_data, audit_tables, headline
 from ..audit.read import read_audit
 from ..audit.times import parse_user_time
-from ..config import Config
 from ..exceptions import ConfigError, bounded
 from ..model import SkipReason
 from ..safe_text import escaped
@@ -30,6 +30,9 @@ from ..suggest import did_you_mean
 from ..words import counted
 from .progress import on_terminal, progress
 from .tables import print_table, terminal_width, wrap
+
+if TYPE_CHECKING:  # reading logs needs no config model: pydantic is imported only with -c
+    from ..config import Config
 
 __all__ = ["CONFIG_OPTIONAL", "HELP", "REASONS", "add_arguments", "run"]
 

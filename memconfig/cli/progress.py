@@ -34,7 +34,6 @@ import threading
 from collections.abc import Iterator
 from typing import IO, Any
 
-from ..load.watch import watching
 from ..safe_text import escaped
 
 __all__ = ["DELAY", "Progress", "load_progress", "log_stream", "on_terminal", "progress"]
@@ -183,6 +182,8 @@ def progress(total: int | None, label: str, *, quiet: bool = False) -> Iterator[
 @contextlib.contextmanager
 def load_progress(args: argparse.Namespace, label: str = "reading sources") -> Iterator[Progress]:
     """A bar for the load passes run in this block, fed by the loader as each source is read."""
+    from ..load.watch import watching  # here: the audit's bar needs no loader (nor structlog, which it imports)
+
     with progress(0, label, quiet=getattr(args, "quiet", False)) as bar, watching(bar):
         yield bar
 

@@ -41,6 +41,7 @@ from memconfig.audit.model import InputSummary, LineCounts
 from memconfig.cli import main
 from memconfig.cli.logs import configure_cli_logging
 from memconfig.config import Config
+from memconfig.events import EVENTS
 
 BAD_LOGS = Path(__file__).parent / "bad_logs"
 HANG = 120  # seconds: only detects a hang; nothing here is timed
@@ -670,6 +671,41 @@ def test_foreign_lines_are_counted_not_shown(capsys: pytest.CaptureFixture[str])
         run = audit(capsys, str(path), "--format", fmt)
         assert "gunicorn" not in run.out and "another program" not in run.out
     assert "2 foreign (json 1, text 1)" in audit(capsys, str(path)).out
+
+
+def test_a_render_in_one_line_is_listed_as_its_line_says(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """An unchanged turn (its prompt_built alone) is listed alike, short or long, with or without --at."""
+    built = {
+        **{"schema": 1, "sources_loaded": 1, "sources_skipped": 0, "chars": 40, "sha256": "ab" * 32, "memo": True},
+        **{"cache_hits": 1, "duration_ms": 0.3, "render_id": "p1-2", "event": "prompt_built", "level": "info"},
+        **{"timestamp": "2026-12-01T08:00:00.000000Z", "host": "agent-1", "pid": 7},
+    }
+    short, long = tmp_path / "short.jsonl", tmp_path / "long.jsonl"
+    short.write_bytes(orjson.dumps(built) + b"\n")
+    long.write_bytes(orjson.dumps({**built, "note": "x" * 5000}) + b"\n")  # longer than a line the audit keeps
+    listed = [
+        audit(capsys, str(log), "--format", "json", *at).json()["renders"]
+        for log in (short, long)
+        for at in ((), ("--at", "2026-12-02"))
+    ]
+    assert all(renders == listed[0] for renders in listed)
+    assert listed[0] == [
+        {
+            **{"render_id": "p1-2", "process": "p1", "time": built["timestamp"], "started": built["timestamp"]},
+            **{"host": "agent-1", "pid": 7, "failed": False, "finished": True, "schema": 1, "sha256": "ab" * 32},
+            **{"chars": 40, "duration_ms": 0.3, "sources_loaded": 1, "sources_skipped": 0, "loaded": 0, "skipped": 0},
+            **{"stale": 0, "dropped": 0, "truncated": 0, "escaped": 0, "cache_hits": 1, "failures": [], "events": 1},
+        }
+    ]
+
+
+def test_every_event_memconfig_writes_is_one_the_audit_reads() -> None:
+    """No event of the schema is counted as unknown: the audit has a reader for each (a new event needs one)."""
+    lines = [orjson.dumps({"event": name, "render_id": None, "source": "AGENTS.md"}) + b"\n" for name in EVENTS]
+    aggregator = Aggregator()
+    aggregator.feed(lines, InputSummary("every-event.jsonl"))
+    assert aggregator.counts.unknown_events == {} and aggregator.counts.foreign == {}
+    assert aggregator.counts.lines == len(EVENTS)
 
 
 def test_a_newer_schema_is_read_for_the_fields_known(capsys: pytest.CaptureFixture[str]) -> None:
