@@ -21,7 +21,6 @@ is not walked again (:meth:`Aggregator._unchanged`).
 from __future__ import annotations
 
 import fnmatch
-import gc
 import itertools
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterable
@@ -30,6 +29,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from ..collector import paused
 from ..schema import SCHEMA_VERSION
 from . import lines as kinds
 from .inputs import MAX_LINE_BYTES
@@ -409,89 +409,87 @@ class Aggregator:
         number = 0
         others = self._not_events()  # events are the lines that are not counted as something else
         lines = iter(pieces)
-        collecting = gc.isenabled()
-        gc.disable()  # a million parsed dicts, none kept in a cycle: the collector would only walk the model, often
-        try:
-            while True:  # in batches: the progress is told between two, not checked at every line
-                first = number
-                for number, line in enumerate(itertools.islice(lines, _BATCH), number + 1):  # noqa: B007, B020
-                    if len(line) > limit and line[-1] != 10:  # limit + 1 bytes, no newline: a line too long begins
-                        malformed[kinds.TOO_LONG] += 1
-                        for rest in lines:  # its other pieces, not counted as lines, up to its end
-                            if rest[-1] == 10:
-                                break
-                        continue
-                    try:
-                        found = loads(line)
-                    except decode_error:
-                        if not line.strip():
-                            counts.blank += 1
+        # a million parsed dicts, none kept in a cycle: the collector would only walk the model, often
+        with paused():
+            try:
+                while True:  # in batches: the progress is told between two, not checked at every line
+                    first = number
+                    for number, line in enumerate(itertools.islice(lines, _BATCH), number + 1):  # noqa: B007, B020
+                        if len(line) > limit and line[-1] != 10:  # limit + 1 bytes, no newline: a line too long begins
+                            malformed[kinds.TOO_LONG] += 1
+                            for rest in lines:  # its other pieces, not counted as lines, up to its end
+                                if rest[-1] == 10:
+                                    break
                             continue
-                        kind = kinds.classify_unparsed(line)
-                        if kind == kinds.FOREIGN_TEXT:
-                            foreign[kind] += 1
-                        else:
-                            malformed[kind] += 1
-                        continue
-                    try:  # one try for the usual case: an object with a known event and a render id
-                        handler = handlers.get(found["event"])
-                        render_id = found["render_id"]
-                    except (KeyError, TypeError):
-                        handler = None
-                    if handler is None:
-                        self._not_an_event(found)
-                        continue
-                    current = None
-                    try:  # whatever a line holds, it is this line's fault only: a bad field, and the next line
-                        time = found.get("timestamp")
-                        if time is not None and (  # times.is_canonical, inlined
-                            time.__class__ is not str
-                            or len(time) != 27
-                            or time[26] != "Z"
-                            or time[4] != "-"
-                            or time[10] != "T"
-                            or time[19] != "."
-                        ):
-                            time = canonical_time(time)
-                        if timed and time is not None and ((since and time < since) or (until and time > until)):
-                            counts.filtered += 1
+                        try:
+                            found = loads(line)
+                        except decode_error:
+                            if not line.strip():
+                                counts.blank += 1
+                                continue
+                            kind = kinds.classify_unparsed(line)
+                            if kind == kinds.FOREIGN_TEXT:
+                                foreign[kind] += 1
+                            else:
+                                malformed[kind] += 1
                             continue
-                        if render_id is not None:
-                            current = open_renders.get(render_id)
-                            if current is None:
-                                if render_id in finished:  # a render already read whole: this log, or a copy, again
-                                    counts.repeated += 1
-                                    continue
-                                if (  # a render in one line; not when _begin would close the oldest open one
-                                    handler is built
-                                    and one_line_ok
-                                    and len(line) <= _KEPT_LINE
-                                    and len(open_renders) < MAX_OPEN_RENDERS
-                                    and one_line(render_id, found, time, line)
-                                ):
-                                    continue
-                                current = begin(render_id, found, time)
-                            current[_EVENTS] += 1  # before the handler: prompt_built closes the render
-                        elif time is not None:
-                            self._seen(time)
-                        handler(found, time, current)
-                    except Exception:  # (a hostile value's error, whichever: counted, never the log's end)
-                        malformed[kinds.BAD_FIELD] += 1
-                        if current is not None:
-                            current[_EVENTS] -= 1
-                if number - first < _BATCH:
-                    break
-                if tick is not None:
-                    summary.lines = read + number
-                    tick(summary)
-        finally:
-            if collecting:
-                gc.enable()
-            events = number - (self._not_events() - others)
-            counts.lines += number
-            counts.events += events
-            summary.lines = read + number
-            summary.events += events
+                        try:  # one try for the usual case: an object with a known event and a render id
+                            handler = handlers.get(found["event"])
+                            render_id = found["render_id"]
+                        except (KeyError, TypeError):
+                            handler = None
+                        if handler is None:
+                            self._not_an_event(found)
+                            continue
+                        current = None
+                        try:  # whatever a line holds, it is this line's fault only: a bad field, and the next line
+                            time = found.get("timestamp")
+                            if time is not None and (  # times.is_canonical, inlined
+                                time.__class__ is not str
+                                or len(time) != 27
+                                or time[26] != "Z"
+                                or time[4] != "-"
+                                or time[10] != "T"
+                                or time[19] != "."
+                            ):
+                                time = canonical_time(time)
+                            if timed and time is not None and ((since and time < since) or (until and time > until)):
+                                counts.filtered += 1
+                                continue
+                            if render_id is not None:
+                                current = open_renders.get(render_id)
+                                if current is None:
+                                    if render_id in finished:  # a render already read whole: this log, or a copy, again
+                                        counts.repeated += 1
+                                        continue
+                                    if (  # a render in one line; not when _begin would close the oldest open one
+                                        handler is built
+                                        and one_line_ok
+                                        and len(line) <= _KEPT_LINE
+                                        and len(open_renders) < MAX_OPEN_RENDERS
+                                        and one_line(render_id, found, time, line)
+                                    ):
+                                        continue
+                                    current = begin(render_id, found, time)
+                                current[_EVENTS] += 1  # before the handler: prompt_built closes the render
+                            elif time is not None:
+                                self._seen(time)
+                            handler(found, time, current)
+                        except Exception:  # (a hostile value's error, whichever: counted, never the log's end)
+                            malformed[kinds.BAD_FIELD] += 1
+                            if current is not None:
+                                current[_EVENTS] -= 1
+                    if number - first < _BATCH:
+                        break
+                    if tick is not None:
+                        summary.lines = read + number
+                        tick(summary)
+            finally:
+                events = number - (self._not_events() - others)
+                counts.lines += number
+                counts.events += events
+                summary.lines = read + number
+                summary.events += events
 
     def _not_events(self) -> int:
         """Lines counted so far as anything but an event."""
