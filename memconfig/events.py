@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import structlog
 
 from .held import Held
+from .log_schema import SCHEMA_VERSION  # the version of the records below (a leaf: the audit reads it alone)
 from .model import SkipReason
-from .schema import SCHEMA_VERSION  # the version of the records below (a leaf: the audit reads it alone)
 
 if TYPE_CHECKING:
     from .model import Failure, LoadResult, Note, Section, SourceRecord

@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from ..collector import paused
-from ..schema import SCHEMA_VERSION
+from ..log_schema import SCHEMA_VERSION
 from . import lines as kinds
 from .inputs import MAX_LINE_BYTES
 from .model import (
