@@ -46,28 +46,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-FILE_BYTES = 4096
 SIZES = (20, 200, 2000, 10_000)
 SIDES = ("memconfig", "fsspec", "deepagents")
-EMPTY = "(No memory loaded)"  # the deepagents preset's empty text (deepagents' own, too)
-
-
-def make_text(i: int, size: int = FILE_BYTES) -> str:
-    """A ~4 KB memory file, the same as benchmarks/run.py writes."""
-    head = f"# Memory file {i}\n\n"
-    line = f"- rule {i}: keep functions short, name things plainly, test the edge cases.\n"
-    return head + (line * (size // len(line) + 1))[: size - len(head) - 1] + "\n"
-
-
-def make_files(root: Path, count: int) -> list[str]:
-    root.mkdir(parents=True, exist_ok=True)
-    width = len(str(count - 1))
-    paths = []
-    for i in range(count):
-        path = root / f"mem_{i:0{width}d}.md"
-        path.write_text(make_text(i), encoding="utf-8")
-        paths.append(str(path))
-    return paths
 
 
 def _rss() -> int:
@@ -87,16 +67,6 @@ def _reset_peak() -> None:
             refs.write("5")
     except OSError:
         pass
-
-
-def _template() -> str:
-    """memconfig's deepagents template with ``{agent_memory}`` in its slot, found through the public API."""
-    from memconfig import Config, Pipeline
-
-    config = Config.from_mapping({"version": 1, "sources": [], "formatter": {"preset": "deepagents"}})
-    text = Pipeline.from_config(config).render(state={})
-    assert text.count(EMPTY) == 1, "the deepagents preset's empty text is not where it was"
-    return text.replace("{", "{{").replace("}", "}}").replace(EMPTY, "{agent_memory}")
 
 
 def child(side: str, listing: Path, template: Path | None, profile: bool) -> None:
@@ -193,6 +163,10 @@ def main() -> int:
         side, listing, template = args.child
         child(side, Path(listing), Path(template), "--profiled" in rest)
         return 0
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from run import make_files  # the files run.py measures, and its deepagents template (the parent's alone)
+    from run import template as layout
+
     sizes = [args.profile] if args.profile else [int(size) for size in args.sizes.split(",")]
     ok = True
     per_source: dict[int, float] = {}
@@ -200,7 +174,7 @@ def main() -> int:
     load = os.getloadavg()
     with tempfile.TemporaryDirectory() as folder:
         template = Path(folder) / "template.txt"
-        template.write_text(_template())
+        template.write_text(layout())
         for count in sizes:
             listing = Path(folder) / f"paths-{count}.json"
             listing.write_text(json.dumps(make_files(Path(folder) / f"files-{count}", count)))
