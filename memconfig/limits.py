@@ -15,6 +15,7 @@ __all__ = [
     "MAX_CONFIG_NODES",
     "MAX_CONFIG_TEXT",
     "MAX_ERROR_LINE",
+    "MAX_HELD_CHARS",
     "MAX_PRESET_DEPTH",
     "MAX_RANKS_BYTES",
 ]
@@ -42,3 +43,8 @@ MAX_RANKS_BYTES = 32 << 20
 
 #: The longest line of an error message, in characters: a longer one is cut in its middle, its length said.
 MAX_ERROR_LINE = 500
+
+#: The characters of text a pipeline keeps besides its sources' texts and its last block, in each of its memos:
+#: earlier blocks (for states that differ), and the formatter's trimmed copies of texts (for the next turn).
+#: Past it, a memo keeps less and makes it again when needed, so a large prompt is not held twice or eight times.
+MAX_HELD_CHARS = 1 << 22

@@ -15,6 +15,7 @@ from .collector import paused
 from .config import Config, load_config
 from .drive import Flow, arun, run
 from .exceptions import BudgetExceeded, SourceError
+from .limits import MAX_HELD_CHARS
 from .model import (
     Drop,
     Failure,
@@ -56,10 +57,7 @@ Paths = str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None
 
 """A snapshot processed and formatted: the block, its sha256, the records, the sections taken out, the notes."""
 _CACHE_COUNTS = ("cache_hits", "revalidated", "refreshed", "stale", "loaded", "skipped")
-_MEMO = 8  # distinct blocks kept: enough for states that differ, small enough to stay flat under churn
-#: Older blocks are kept while all kept hold at most this many characters: a large block is kept alone (the one
-#: rendered last), not eight times over for as long as the pipeline lives.
-_MEMO_CHARS = 1 << 22
+_MEMO = 8  # distinct blocks kept (of MAX_HELD_CHARS in all): enough for states that differ, flat under churn
 
 
 class Pipeline:
@@ -293,7 +291,7 @@ class Pipeline:
         view = _View(block.text, block.sha256, records, tuple(drops), tuple(notes))
         views = self._views
         views[key] = view
-        while len(views) > _MEMO or (len(views) > 1 and _chars_held(views) > _MEMO_CHARS):
+        while len(views) > _MEMO or (len(views) > 1 and _chars_held(views) > MAX_HELD_CHARS):
             try:
                 views.popitem(last=False)  # one step (no iterator for another thread to invalidate)
             except KeyError:

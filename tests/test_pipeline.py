@@ -200,7 +200,7 @@ def test_changed_turns_of_a_large_block_keep_one_block_and_one_copy_of_the_texts
     keeps a bounded number of characters of trimmed copies)."""
     import tracemalloc
 
-    from memconfig.format.formatter import _COPIES_HELD
+    from memconfig.limits import MAX_HELD_CHARS as _COPIES_HELD
 
     paths = []
     for i in range(250):

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ..closing import ClosingTags
 from ..held import Held
+from ..limits import MAX_HELD_CHARS
 from ..model import Block, Section
 from ..templates import Template
 from .markup import LayoutError, layout_problems, slot_contexts, wrappers
@@ -79,16 +80,13 @@ class BlockSizes(NamedTuple):
         return self.frame + (laid_out + self.separator * (count - 1) if count else self.empty)
 
 
-#: The characters of trimmed copies the formatter keeps for its next call. A section's content trimmed
-#: (``trim``) is a copy of its text; kept for every section, a pipeline would hold every source's text twice for
-#: as long as it lives. Past this many, a section keeps the place of its content, trimmed again when it comes
-#: back (a copy of its text, freed once the block is joined): memory stays bounded, a changed turn of a large
-#: prompt trims most sections again.
-_COPIES_HELD = 1 << 22
-
-
 class _LaidOut(NamedTuple):
-    """A section as the formatter laid it out: kept while the same section comes back."""
+    """A section as the formatter laid it out: kept while the same section comes back.
+
+    Its content trimmed (``trim``) is a copy of its text, kept for the next call up to
+    :data:`~memconfig.limits.MAX_HELD_CHARS` characters in all; past them a section keeps the place of its
+    content, trimmed again when it comes back (a copy freed once the block is joined).
+    """
 
     section: Section
     pieces: list[str]  # never changed once made (a list: a tuple of it would be one more copy per section)
@@ -203,7 +201,7 @@ class TemplateFormatter:
         body: list[str] = []
         chars: dict[str, int] = {}
         separator = self.layout.separator
-        spare = _COPIES_HELD
+        spare = MAX_HELD_CHARS  # characters of trimmed copies kept for the next call (see _LaidOut)
         for item in sections:
             key = item.source
             found = held.get(key)

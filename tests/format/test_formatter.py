@@ -149,7 +149,7 @@ def test_what_is_kept_between_calls_holds_a_bounded_copy_of_the_texts() -> None:
     (the others keep the place of their content), so a large prompt is not held twice."""
     import tracemalloc
 
-    from memconfig.format.formatter import _COPIES_HELD
+    from memconfig.limits import MAX_HELD_CHARS as _COPIES_HELD
 
     sections = [Section(f"/m/{i}.md", f"{i}.md", f"/m/{i}.md", f"{i:04d}" + "x" * 20_000 + "\n") for i in range(500)]
     texts = sum(len(s.text) for s in sections)
